@@ -1,0 +1,89 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "SharedSession",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SharedSession", targets: ["SharedSession"]),
+        .library(name: "SharedSessionTesting", targets: ["SharedSessionTesting"]),
+        .library(name: "SharedSessionPipeWire", targets: ["SharedSessionPipeWire"]),
+        .executable(name: "watch-party", targets: ["WatchParty"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    ],
+    targets: [
+        .target(
+            name: "SharedSession",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "SharedSessionTesting",
+            dependencies: ["SharedSession"],
+            swiftSettings: strict
+        ),
+        .systemLibrary(
+            name: "CPipeWire",
+            pkgConfig: "libpipewire-0.3",
+            providers: [.apt(["libpipewire-0.3-dev"])]
+        ),
+        .target(
+            name: "CPipeWireShim",
+            dependencies: ["CPipeWire"]
+        ),
+        .target(
+            name: "SharedSessionPipeWire",
+            dependencies: [
+                "SharedSession",
+                "CPipeWireShim",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "WatchParty",
+            dependencies: [
+                "SharedSession",
+                "SharedSessionPipeWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/WatchParty",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "CRealtimeProbe",
+            path: "Tests/CRealtimeProbe"
+        ),
+        .testTarget(
+            name: "SharedSessionTests",
+            dependencies: [
+                "SharedSession",
+                "SharedSessionTesting",
+                "CRealtimeProbe",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SharedSessionTestingTests",
+            dependencies: ["SharedSession", "SharedSessionTesting"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SharedSessionPipeWireTests",
+            dependencies: ["SharedSession", "SharedSessionPipeWire", "SharedSessionTesting", "CRealtimeProbe"],
+            swiftSettings: strict
+        ),
+    ]
+)
