@@ -1,0 +1,1 @@
+int CPipeWireShim_scaffold(void);
