@@ -1,2 +1,110 @@
 #include "CPipeWireShim.h"
-int CPipeWireShim_scaffold(void) { return 0; }
+
+#include <errno.h>
+#include <sched.h>
+#include <spa/param/audio/format-utils.h>
+#include <spa/param/props.h>
+#include <spa/pod/builder.h>
+#include <spa/utils/result.h>
+#include <string.h>
+
+// Swift reads and writes these structures field by field; fail the build if a header update moves them.
+_Static_assert(offsetof(struct pw_buffer, buffer) == 0, "pw_buffer.buffer moved");
+_Static_assert(sizeof(((struct pw_buffer *)0)->requested) == 8, "pw_buffer.requested is not 64-bit");
+_Static_assert(sizeof(struct spa_chunk) == 16, "spa_chunk layout changed");
+_Static_assert(sizeof(float) == 4, "samples are 32-bit floats");
+
+const uint32_t CPipeWireShim_idAny = PW_ID_ANY;
+const uint32_t CPipeWireShim_idCore = PW_ID_CORE;
+const char *const CPipeWireShim_typeNode = PW_TYPE_INTERFACE_Node;
+const char *const CPipeWireShim_typeMetadata = PW_TYPE_INTERFACE_Metadata;
+const uint32_t CPipeWireShim_propChannelVolumes = SPA_PROP_channelVolumes;
+
+const struct spa_pod *CPipeWireShim_buildAudioFormat(void *buffer, uint32_t size, uint32_t rate, uint32_t channels) {
+    if (channels == 0 || channels > SPA_AUDIO_MAX_CHANNELS) return NULL;
+    struct spa_pod_builder builder;
+    spa_pod_builder_init(&builder, buffer, size);
+    struct spa_audio_info_raw info;
+    memset(&info, 0, sizeof info);
+    info.format = SPA_AUDIO_FORMAT_F32;
+    info.rate = rate;
+    info.channels = channels;
+    if (channels == 2) {
+        info.position[0] = SPA_AUDIO_CHANNEL_FL;
+        info.position[1] = SPA_AUDIO_CHANNEL_FR;
+    } else if (channels == 1) {
+        info.position[0] = SPA_AUDIO_CHANNEL_MONO;
+    } else {
+        info.flags = SPA_AUDIO_FLAG_UNPOSITIONED;
+    }
+    return spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info);
+}
+
+int CPipeWireShim_setChannelVolumes(struct pw_stream *stream, uint32_t channels, float volume) {
+    float values[SPA_AUDIO_MAX_CHANNELS];
+    if (channels == 0 || channels > SPA_AUDIO_MAX_CHANNELS) return -EINVAL;
+    for (uint32_t i = 0; i < channels; i++) values[i] = volume;
+    return pw_stream_set_control(stream, SPA_PROP_channelVolumes, channels, values, 0);
+}
+
+struct pw_properties *CPipeWireShim_propertiesNew(void) { return pw_properties_new(NULL, NULL); }
+
+const char *CPipeWireShim_dictLookup(const struct spa_dict *dict, const char *key) {
+    return dict ? spa_dict_lookup(dict, key) : NULL;
+}
+
+const char *CPipeWireShim_strerror(int result) { return spa_strerror(result); }
+
+int CPipeWireShim_coreAddListener(
+    struct pw_core *core, struct spa_hook *hook, const struct pw_core_events *events, void *data) {
+    return pw_core_add_listener(core, hook, events, data);
+}
+
+struct pw_registry *CPipeWireShim_coreGetRegistry(struct pw_core *core) {
+    return pw_core_get_registry(core, PW_VERSION_REGISTRY, 0);
+}
+
+int CPipeWireShim_coreSync(struct pw_core *core) { return pw_core_sync(core, PW_ID_CORE, 0); }
+
+int CPipeWireShim_registryAddListener(
+    struct pw_registry *registry, struct spa_hook *hook, const struct pw_registry_events *events, void *data) {
+    return pw_registry_add_listener(registry, hook, events, data);
+}
+
+struct pw_metadata *CPipeWireShim_registryBindMetadata(struct pw_registry *registry, uint32_t id) {
+    return pw_registry_bind(registry, id, PW_TYPE_INTERFACE_Metadata, PW_VERSION_METADATA, 0);
+}
+
+int CPipeWireShim_metadataAddListener(
+    struct pw_metadata *metadata, struct spa_hook *hook, const struct pw_metadata_events *events, void *data) {
+    return pw_metadata_add_listener(metadata, hook, events, data);
+}
+
+struct spa_source *CPipeWireShim_loopAddTimer(struct pw_loop *loop, CPipeWireShim_TimerCallback callback, void *data) {
+    return pw_loop_add_timer(loop, callback, data);
+}
+
+int CPipeWireShim_loopUpdateTimer(
+    struct pw_loop *loop, struct spa_source *source, uint64_t firstNanoseconds, uint64_t intervalNanoseconds) {
+    struct timespec value = {
+        .tv_sec = (time_t)(firstNanoseconds / SPA_NSEC_PER_SEC),
+        .tv_nsec = (long)(firstNanoseconds % SPA_NSEC_PER_SEC)};
+    struct timespec interval = {
+        .tv_sec = (time_t)(intervalNanoseconds / SPA_NSEC_PER_SEC),
+        .tv_nsec = (long)(intervalNanoseconds % SPA_NSEC_PER_SEC)};
+    return pw_loop_update_timer(loop, source, &value, &interval, false);
+}
+
+void CPipeWireShim_loopDestroySource(struct pw_loop *loop, struct spa_source *source) {
+    pw_loop_destroy_source(loop, source);
+}
+
+int CPipeWireShim_schedulingPolicy(pthread_t thread) {
+    int policy;
+    struct sched_param param;
+    if (pthread_getschedparam(thread, &policy, &param) != 0) return -1;
+    return policy;
+}
+
+int CPipeWireShim_schedFIFO(void) { return SCHED_FIFO; }
+int CPipeWireShim_schedRR(void) { return SCHED_RR; }
