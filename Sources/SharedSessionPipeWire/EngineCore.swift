@@ -1,0 +1,415 @@
+internal import CPipeWire
+internal import CPipeWireShim
+import Logging
+import SharedSession
+
+/// The engine's state on the PipeWire loop: the connection, the streams, the watchers and the
+/// reconnection. Reached only through ``ThreadLoop/withLock(_:)`` or from PipeWire callbacks, which
+/// hold the loop lock; never from the data thread.
+final class EngineCore {
+    /// A stream the session opened. It outlives connections: on reconnect a new `pw_stream` is
+    /// made for it, and its renderer still holds the gain and pause state the session set.
+    struct OpenStream {
+        let descriptor: StreamDescriptor
+        let renderer: StreamRenderer
+        var node: PipeWireStream?
+    }
+
+    private let loop: UnsafeMutablePointer<pw_loop>
+    private let context: OpaquePointer
+    let shared: RealtimeShared
+    let delivery: EventDelivery
+    let logger: Logger
+    let format: AudioFormat
+    /// Prefix of every node name of this engine, so its own streams are never "other audio".
+    let nodePrefix: String
+    private let applicationName: String
+
+    private var core: OpaquePointer?
+    private let coreHook: UnsafeMutablePointer<spa_hook>
+    private let coreEvents: UnsafeMutablePointer<pw_core_events>
+    private var watcher: RegistryWatcher?
+    private var tick: UnsafeMutablePointer<spa_source>?
+
+    private(set) var streams: [StreamID: OpenStream] = [:]
+    private var capture: (ring: AudioRingBuffer, node: PipeWireStream?)?
+    private var monitor: (ring: AudioRingBuffer, target: String?, node: PipeWireStream?)?
+    var configuration: SessionConfiguration?
+
+    // Connection state.
+    private var lostAt: ContinuousClock.Instant?
+    private var brokenReason: String?
+    private var attempts = 0
+    private var retryDelay = Duration.milliseconds(100)
+    private var nextAttempt = ContinuousClock.now
+    private var reportedQuantum = 0
+
+    // Graph state.
+    private var otherPlayback: Set<UInt32> = []
+    private var sinks: [UInt32: String] = [:]
+    private(set) var defaultSink: String?
+    private var defaultSinkKnown = false
+
+    static let tickInterval = Duration.milliseconds(20)
+    static let streamingDeadline = Duration.seconds(3)
+    static let maximumRetryDelay = Duration.seconds(2)
+    /// Volumes that appear this soon after a stream started are a session manager restoring a
+    /// saved volume, not the user: the engine puts 1 back without reporting them.
+    static let restoreWindow = Duration.seconds(1)
+
+    init(
+        loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, applicationName: String, nodePrefix: String,
+        format: AudioFormat, shared: RealtimeShared, delivery: EventDelivery, logger: Logger
+    ) {
+        self.loop = loop
+        self.context = context
+        self.applicationName = applicationName
+        self.nodePrefix = nodePrefix
+        self.format = format
+        self.shared = shared
+        self.delivery = delivery
+        self.logger = logger
+        coreHook = .allocate(capacity: 1)
+        coreHook.initialize(to: spa_hook())
+        coreEvents = .allocate(capacity: 1)
+        coreEvents.initialize(to: pw_core_events())
+        Self.fillEvents(coreEvents)
+    }
+
+    deinit {
+        coreHook.deallocate()
+        coreEvents.deallocate()
+    }
+
+    var isConnected: Bool { core != nil && brokenReason == nil }
+
+    // MARK: Connection
+
+    /// Connects for the first time and starts the housekeeping timer.
+    func start() throws(SessionError) {
+        let result = connect()
+        guard result >= 0 else {
+            throw .pipeWire(
+                .engineUnavailable, "no PipeWire daemon could be reached", result: result,
+                fix: SessionError.startDaemonAdvice)
+        }
+        tick = CPipeWireShim_loopAddTimer(loop, { data, _ in
+            guard let data else { return }
+            Unmanaged<EngineCore>.fromOpaque(data).takeUnretainedValue().housekeeping()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        let interval = UInt64(Self.tickInterval.components.attoseconds / 1_000_000_000)
+        _ = CPipeWireShim_loopUpdateTimer(loop, tick, interval, interval)
+    }
+
+    /// Tears everything down for good (the engine is going away).
+    func shutdown() {
+        if let tick {
+            CPipeWireShim_loopDestroySource(loop, tick)
+            self.tick = nil
+        }
+        disconnect()
+        streams.removeAll()
+        capture = nil
+        monitor = nil
+    }
+
+    /// Connects the core, watches the registry and opens every stream. Returns 0 or a negative errno.
+    private func connect() -> Int32 {
+        guard let core = pw_context_connect(context, nil, 0) else { return -Int32(errno) }
+        self.core = core
+        brokenReason = nil
+        _ = CPipeWireShim_coreAddListener(core, coreHook, coreEvents, Unmanaged.passUnretained(self).toOpaque())
+        watcher = RegistryWatcher(core: core, observer: self)
+        for id in streams.keys.sorted() {
+            do {
+                try openNode(for: id)
+            } catch {
+                logger.error("reopening \(id) failed: \(error)")
+                delivery.emit(.streamFault(stream: id, reason: "could not be reopened: \(error.message)"))
+            }
+        }
+        if let capture {
+            self.capture?.node = try? makeCaptureNode(ring: capture.ring, monitorOf: nil)
+        }
+        if let monitor {
+            self.monitor?.node = try? makeCaptureNode(ring: monitor.ring, monitorOf: monitor.target ?? "")
+        }
+        return 0
+    }
+
+    /// Destroys the streams' nodes (keeping their renderers), the watchers and the core.
+    private func disconnect() {
+        for id in streams.keys {
+            streams[id]?.node?.destroy()
+            streams[id]?.node = nil
+        }
+        capture?.node?.destroy()
+        capture?.node = nil
+        monitor?.node?.destroy()
+        monitor?.node = nil
+        watcher?.close()
+        watcher = nil
+        if let core {
+            spa_hook_remove(coreHook)
+            pw_core_disconnect(core)
+            self.core = nil
+        }
+        if !otherPlayback.isEmpty {
+            otherPlayback.removeAll()
+            delivery.emit(.system(.otherAudioStopped))
+        }
+        sinks.removeAll()
+    }
+
+    private func coreError(id: UInt32, result: Int32, message: String) {
+        if id == CPipeWireShim_idCore, result == -EPIPE {
+            connectionBroke("the connection to the PipeWire daemon broke (\(message))")
+        } else {
+            logger.warning("PipeWire error on object \(id): \(message) (\(result))")
+        }
+    }
+
+    /// Notes the loss at once and reports it; the timer tears down and reconnects, since the
+    /// core cannot be disconnected from inside its own callback.
+    private func connectionBroke(_ reason: String) {
+        guard brokenReason == nil, core != nil else { return }
+        brokenReason = reason
+        lostAt = .now
+        attempts = 0
+        retryDelay = .milliseconds(100)
+        nextAttempt = .now
+        logger.warning("\(reason); reconnecting")
+        delivery.emit(.connectionLost(reason: reason))
+    }
+
+    /// Runs every ``tickInterval`` on the loop thread: reconnection, quantum changes, stream checks.
+    private func housekeeping() {
+        let now = ContinuousClock.now
+        if brokenReason != nil, core != nil {
+            disconnect()
+            nextAttempt = now + retryDelay
+        }
+        if core == nil, let lostAt {
+            guard now >= nextAttempt else { return }
+            attempts += 1
+            let result = connect()
+            if result >= 0 {
+                let downtime = now - lostAt
+                self.lostAt = nil
+                logger.info("reconnected to PipeWire after \(attempts) attempts, \(downtime)")
+                delivery.emit(.reconnected(attempts: attempts, downtime: downtime))
+            } else {
+                retryDelay = min(retryDelay * 1.5, Self.maximumRetryDelay)
+                nextAttempt = now + retryDelay
+            }
+            return
+        }
+        let quantum = shared.quantum.load(ordering: .relaxed)
+        if quantum != 0, quantum != reportedQuantum {
+            reportedQuantum = quantum
+            delivery.emit(.quantumChanged(frames: quantum))
+        }
+        for (id, open) in streams {
+            guard let node = open.node, !node.reachedStreaming, !node.faultReported,
+                now - node.connectedAt > Self.streamingDeadline
+            else { continue }
+            node.faultReported = true
+            delivery.emit(
+                .streamFault(
+                    stream: id,
+                    reason: "never reached STREAMING within \(Self.streamingDeadline) "
+                        + "(is a session manager such as WirePlumber running?)"))
+        }
+    }
+
+    // MARK: Streams
+
+    func openStream(_ id: StreamID, descriptor: StreamDescriptor, renderer: StreamRenderer) throws(SessionError) {
+        if let old = streams[id] {
+            old.node?.destroy()
+        }
+        streams[id] = OpenStream(descriptor: descriptor, renderer: renderer, node: nil)
+        guard core != nil, brokenReason == nil else { return }  // opened on reconnect
+        do {
+            try openNode(for: id)
+        } catch {
+            streams[id] = nil
+            throw error
+        }
+    }
+
+    func closeStream(_ id: StreamID) {
+        streams[id]?.node?.destroy()
+        streams[id] = nil
+    }
+
+    private func openNode(for id: StreamID) throws(SessionError) {
+        guard let core, let open = streams[id] else { return }
+        let node = try PipeWireStream(
+            core: core, id: id, kind: .playback(open.renderer), name: open.descriptor.name,
+            properties: [
+                (PW_KEY_MEDIA_TYPE, "Audio"),
+                (PW_KEY_MEDIA_CATEGORY, "Playback"),
+                (PW_KEY_MEDIA_ROLE, open.descriptor.role.name),
+                (PW_KEY_NODE_NAME, "\(nodePrefix).\(id.rawValue)"),
+                (PW_KEY_NODE_DESCRIPTION, open.descriptor.name),
+                (PW_KEY_APP_NAME, applicationName),
+            ],
+            format: format, shared: shared)
+        node.observer = self
+        streams[id]?.node = node
+    }
+
+    func startCapture(into ring: AudioRingBuffer) throws(SessionError) {
+        capture?.node?.destroy()
+        capture = (ring, nil)
+        guard core != nil, brokenReason == nil else { return }
+        do {
+            capture?.node = try makeCaptureNode(ring: ring, monitorOf: nil)
+        } catch {
+            capture = nil
+            throw error
+        }
+    }
+
+    func stopCapture() {
+        capture?.node?.destroy()
+        capture = nil
+    }
+
+    /// Records what a sink plays (its monitor): `target` names the sink, nil the default one.
+    func startMonitor(into ring: AudioRingBuffer, target: String?) throws(SessionError) {
+        monitor?.node?.destroy()
+        monitor = (ring, target, nil)
+        guard core != nil, brokenReason == nil else { return }
+        do {
+            monitor?.node = try makeCaptureNode(ring: ring, monitorOf: target ?? "")
+        } catch {
+            monitor = nil
+            throw error
+        }
+    }
+
+    func stopMonitor() {
+        monitor?.node?.destroy()
+        monitor = nil
+    }
+
+    /// A capture stream of the default source, or with `monitorOf` of a sink's monitor ("" for
+    /// the default sink).
+    private func makeCaptureNode(ring: AudioRingBuffer, monitorOf sink: String?) throws(SessionError)
+        -> PipeWireStream?
+    {
+        guard let core else { return nil }
+        var properties: [(String, String)] = [
+            (PW_KEY_MEDIA_TYPE, "Audio"),
+            (PW_KEY_MEDIA_CATEGORY, "Capture"),
+            (PW_KEY_MEDIA_ROLE, sink == nil ? "Communication" : "Production"),
+            (PW_KEY_NODE_NAME, "\(nodePrefix).\(sink == nil ? "voice" : "monitor")"),
+            (PW_KEY_APP_NAME, applicationName),
+        ]
+        if let sink {
+            properties.append((PW_KEY_STREAM_CAPTURE_SINK, "true"))
+            if !sink.isEmpty { properties.append((PW_KEY_TARGET_OBJECT, sink)) }
+        }
+        let node = try PipeWireStream(
+            core: core, id: nil, kind: .capture(ring), name: sink == nil ? "voice capture" : "sink monitor",
+            properties: properties, format: format, shared: shared)
+        node.observer = self
+        return node
+    }
+
+    // MARK: Callbacks
+
+    private static func fillEvents(_ events: UnsafeMutablePointer<pw_core_events>) {
+        events.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
+        events.pointee.error = { data, id, _, result, message in
+            guard let data else { return }
+            Unmanaged<EngineCore>.fromOpaque(data).takeUnretainedValue().coreError(
+                id: id, result: result, message: message.map { String(cString: $0) } ?? "")
+        }
+    }
+}
+
+extension EngineCore: StreamObserver {
+    func stream(_ node: PipeWireStream, changedFrom old: pw_stream_state, to new: pw_stream_state, error: String?) {
+        logger.debug("\(node.name): \(Self.describe(old)) -> \(Self.describe(new))\(error.map { " (\($0))" } ?? "")")
+        guard let id = node.id else { return }
+        if new == PW_STREAM_STATE_PAUSED, old == PW_STREAM_STATE_CONNECTING {
+            // The node exists now: put its PipeWire volume at 1 so a volume a session manager
+            // saved (a ducked one, say) cannot stay applied under our own gains.
+            _ = node.setChannelVolume(1)
+        }
+        if new == PW_STREAM_STATE_STREAMING {
+            node.faultReported = false
+        } else if new == PW_STREAM_STATE_PAUSED, old == PW_STREAM_STATE_STREAMING, brokenReason == nil {
+            node.faultReported = true
+            delivery.emit(
+                .streamFault(
+                    stream: id,
+                    reason: "paused by the server without being asked (its links were removed; "
+                        + "the session manager may have exited)"))
+        } else if new == PW_STREAM_STATE_ERROR {
+            node.faultReported = true
+            delivery.emit(.streamFault(stream: id, reason: "the server reported an error: \(error ?? "unknown")"))
+        }
+    }
+
+    func stream(_ node: PipeWireStream, volumesChanged volumes: [Float]) {
+        guard let id = node.id, !volumes.isEmpty else { return }
+        let volume = volumes.reduce(0, +) / Float(volumes.count)
+        guard abs(volume - node.ownVolume) > 1e-4 else { return }
+        if !node.reachedStreaming || ContinuousClock.now - node.connectedAt < Self.restoreWindow {
+            logger.info("\(node.name): volume \(volume) restored by the session manager; setting 1")
+        } else {
+            logger.debug("\(node.name): volume \(volume) set from outside")
+            delivery.emit(.externalVolumeChange(stream: id, volume: volume))
+        }
+        // The change was reported (or was a restore): undo it, so PipeWire never steps our level.
+        _ = node.setChannelVolume(1)
+    }
+
+    private static func describe(_ state: pw_stream_state) -> String {
+        String(cString: pw_stream_state_as_string(state))
+    }
+}
+
+extension EngineCore: RegistryObserver {
+    func nodeAdded(id: UInt32, mediaClass: String, name: String) {
+        if mediaClass == "Stream/Output/Audio", !name.hasPrefix(nodePrefix) {
+            let wasEmpty = otherPlayback.isEmpty
+            otherPlayback.insert(id)
+            if wasEmpty { delivery.emit(.system(.otherAudioStarted)) }
+        } else if mediaClass == "Audio/Sink" {
+            sinks[id] = name
+        }
+    }
+
+    func nodeRemoved(id: UInt32) {
+        if otherPlayback.remove(id) != nil, otherPlayback.isEmpty {
+            delivery.emit(.system(.otherAudioStopped))
+        }
+        if let name = sinks.removeValue(forKey: id), name == defaultSink {
+            // Our streams follow the default sink, so this is the output they were playing to.
+            delivery.emit(.system(.routeChanged(RouteChange(reason: .oldDeviceUnavailable, previousOutput: name))))
+        }
+    }
+
+    func defaultSinkChanged(to name: String?) {
+        defer {
+            defaultSink = name
+            defaultSinkKnown = true
+        }
+        guard defaultSinkKnown, name != defaultSink, name != nil else { return }
+        delivery.emit(
+            .system(
+                .routeChanged(
+                    RouteChange(reason: .routeConfigurationChange, previousOutput: defaultSink, currentOutput: name))))
+    }
+}
+
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#endif

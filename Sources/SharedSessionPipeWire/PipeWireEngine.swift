@@ -1,0 +1,192 @@
+internal import CPipeWireShim
+public import Logging
+public import SharedSession
+import Synchronization
+
+/// An ``AudioEngine`` that plays the session's streams as PipeWire streams of one client.
+///
+/// Each stream the session opens is a `pw_stream` (F32 stereo 48 kHz, `media.role` from its
+/// ``StreamDescriptor``) whose real-time process callback renders it with a ``StreamRenderer``: gains
+/// and pauses ramp per sample there, never through PipeWire's stepped stream volume, which the
+/// engine holds at 1. Voice capture is a capture stream of the default source.
+///
+/// The engine watches the graph and reports, through the handler given to
+/// ``setEventHandler(_:)``: another client's playback starting and stopping, the default sink
+/// changing or going away, a volume set on one of its streams from outside, a stream paused by the
+/// server or never started, the quantum changing, and the connection breaking. When the daemon goes
+/// away it reconnects with a growing delay (100 ms to 2 s) and reopens every stream with the gain
+/// and pause state it had.
+///
+/// Creating one needs a running PipeWire daemon reachable through `XDG_RUNTIME_DIR`; without one
+/// the initializer throws ``SessionError`` with code `engineUnavailable` and the host can use the
+/// offline engine instead.
+public final class PipeWireEngine: AudioEngine {
+    public let format: AudioFormat = .standard
+
+    private let loop: ThreadLoop<EngineCore>
+    private let shared: RealtimeShared
+    private let delivery: EventDelivery
+    private let logger: Logger
+
+    /// Connects to the PipeWire daemon.
+    ///
+    /// - Parameters:
+    ///   - applicationName: The `application.name` the daemon shows for the streams.
+    ///   - logger: Where the engine logs; never used on the real-time thread.
+    /// - Throws: ``SessionError`` with code `engineUnavailable` if no daemon can be reached; the
+    ///   message says how to start one.
+    public init(
+        applicationName: String = "SharedSession", logger: Logger = Logger(label: "SharedSession.PipeWire")
+    ) throws(SessionError) {
+        let shared = RealtimeShared()
+        let delivery = EventDelivery(label: "SharedSession.PipeWire.events")
+        let prefix = "sharedsession.\(getpid()).\(Self.engineCounter.add(1, ordering: .relaxed).newValue)"
+        Self.warmUp()
+        self.shared = shared
+        self.delivery = delivery
+        self.logger = logger
+        loop = try ThreadLoop(name: "sharedsession-pw") { loop, context in
+            EngineCore(
+                loop: loop, context: context, applicationName: applicationName, nodePrefix: prefix,
+                format: .standard, shared: shared, delivery: delivery, logger: logger)
+        }
+        do {
+            try loop.withLock { core in try core.start() }
+        } catch let error as SessionError {
+            loop.stop { $0.shutdown() }
+            throw error
+        } catch {
+            loop.stop { $0.shutdown() }
+            throw SessionError(code: .engineUnavailable, message: "\(error)")
+        }
+    }
+
+    deinit {
+        loop.stop { $0.shutdown() }
+    }
+
+    /// Closes every stream and the connection, and stops the engine's threads. The engine is
+    /// unusable afterwards; `deinit` does the same.
+    public func shutdown() {
+        loop.stop { $0.shutdown() }
+    }
+
+    // MARK: State
+
+    public var quantum: Int { shared.quantum.load(ordering: .relaxed) }
+
+    /// Whether the data thread that runs the process callbacks has real-time scheduling
+    /// (SCHED_FIFO or SCHED_RR). False until the first process callback has run.
+    public var isRealtime: Bool {
+        let thread = shared.dataThread.load(ordering: .relaxed)
+        guard thread != 0 else { return false }
+        let policy = CPipeWireShim_schedulingPolicy(pthread_t(thread))
+        return policy == CPipeWireShim_schedFIFO() || policy == CPipeWireShim_schedRR()
+    }
+
+    /// Whether the engine is connected to the daemon now (false while it reconnects).
+    public var isConnected: Bool { loop.withLock { $0.isConnected } }
+
+    /// The name of the default sink the streams follow, as the daemon's metadata says.
+    public var defaultSink: String? { loop.withLock { $0.defaultSink } }
+
+    /// The data thread's `pthread_t` (as an integer), once a process callback has run: for tests
+    /// that count what that thread does.
+    @_spi(Testing) public var dataThreadID: UInt? {
+        let thread = shared.dataThread.load(ordering: .relaxed)
+        return thread == 0 ? nil : thread
+    }
+
+    /// Process callbacks run so far, over all streams.
+    @_spi(Testing) public var processCycles: Int { shared.cycles.load(ordering: .relaxed) }
+
+    /// Records the monitor of `sink` (nil: the default sink) into `ring`, through a capture stream
+    /// that survives reconnections like the others. For tests that measure what was played.
+    @_spi(Testing) public func startMonitorRecording(into ring: AudioRingBuffer, sink: String? = nil) throws {
+        try loop.withLock { core in try core.startMonitor(into: ring, target: sink) }
+    }
+
+    /// Stops ``startMonitorRecording(into:sink:)``.
+    @_spi(Testing) public func stopMonitorRecording() {
+        loop.withLock { $0.stopMonitor() }
+    }
+
+    /// Waits until every event emitted so far has reached the handler.
+    @_spi(Testing) public func drainEvents() {
+        delivery.drain()
+    }
+
+    // MARK: AudioEngine
+
+    public func setEventHandler(_ handler: @escaping @Sendable (EngineEvent) -> Void) {
+        delivery.setHandler(handler)
+    }
+
+    public func activate(_ configuration: SessionConfiguration) throws {
+        loop.withLock { $0.configuration = configuration }
+    }
+
+    public func deactivate(notifyingOthers: Bool) {
+        // PipeWire has no notion of telling other clients to resume: they never paused for us.
+        loop.withLock { $0.configuration = nil }
+    }
+
+    public func openStream(
+        _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
+    ) throws {
+        let renderer = StreamRenderer(source: source, gain: gain, paused: paused, format: format)
+        try loop.withLock { core in try core.openStream(id, descriptor: descriptor, renderer: renderer) }
+    }
+
+    public func closeStream(_ id: StreamID) {
+        loop.withLock { $0.closeStream(id) }
+    }
+
+    public func setGain(_ gain: Float, ramp: Duration, stream: StreamID) {
+        renderer(for: stream)?.setGain(gain, rampFrames: format.frames(in: ramp))
+    }
+
+    public func setPaused(_ paused: Bool, stream: StreamID) {
+        renderer(for: stream)?.setPaused(paused)
+    }
+
+    public func setSuspended(_ suspended: Bool) {
+        shared.suspended.store(suspended, ordering: .relaxed)
+    }
+
+    public func startCapture(into ring: AudioRingBuffer) throws {
+        try loop.withLock { core in try core.startCapture(into: ring) }
+    }
+
+    public func stopCapture() {
+        loop.withLock { $0.stopCapture() }
+    }
+
+    private func renderer(for stream: StreamID) -> StreamRenderer? {
+        loop.withLock { $0.streams[stream]?.renderer }
+    }
+
+    // MARK: Internals
+
+    private static let engineCounter = Atomic<Int>(0)
+
+    /// Runs the render kernel once on this thread, so whatever it does only the first time
+    /// (lazy globals, generic metadata in debug builds) never happens on the real-time thread.
+    private static func warmUp() {
+        final class Silence: AudioSource {
+            func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int { 0 }
+        }
+        let renderer = StreamRenderer(source: Silence(), gain: 1, paused: false)
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 2048 * 2)
+        defer { buffer.deallocate() }
+        renderer.setGain(0.5, rampFrames: 100)
+        renderer.render(into: buffer, frames: 2048, accumulate: false, suspended: false)
+        renderer.render(into: buffer, frames: 256, accumulate: false, suspended: true)
+    }
+}
+
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#endif

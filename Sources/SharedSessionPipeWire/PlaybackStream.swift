@@ -1,0 +1,214 @@
+internal import CPipeWire
+internal import CPipeWireShim
+import SharedSession
+
+/// What a stream reports to its owner, on the loop thread with the loop lock held.
+protocol StreamObserver: AnyObject {
+    func stream(_ stream: PipeWireStream, changedFrom old: pw_stream_state, to new: pw_stream_state, error: String?)
+    func stream(_ stream: PipeWireStream, volumesChanged volumes: [Float])
+}
+
+/// One `pw_stream`, from `pw_stream_new` to `pw_stream_destroy`. A reconnection makes a new one
+/// for the same ``StreamID``; the gain and pause state survive in the ``StreamRenderer``.
+///
+/// Playback streams render with their ``StreamRenderer`` in the process callback; capture streams
+/// copy what they receive into an ``AudioRingBuffer``. The process callback runs on PipeWire's
+/// real-time data thread: it touches only `let` properties, atomics and the buffers PipeWire hands
+/// it, and never locks, allocates or logs.
+final class PipeWireStream {
+    enum Kind {
+        case playback(StreamRenderer)
+        case capture(AudioRingBuffer)
+    }
+
+    let id: StreamID?
+    let kind: Kind
+    let name: String
+    private let stream: OpaquePointer
+    private let shared: RealtimeShared
+    private let channels: Int
+    private let hook: UnsafeMutablePointer<spa_hook>
+    private let events: UnsafeMutablePointer<pw_stream_events>
+    weak var observer: (any StreamObserver)?
+
+    // Loop thread only.
+    private(set) var state = PW_STREAM_STATE_UNCONNECTED
+    private(set) var reachedStreaming = false
+    /// When the stream was connected, for the never-reached-STREAMING check.
+    let connectedAt = ContinuousClock.now
+    /// Whether a fault was reported for this stream already (one report per fault).
+    var faultReported = false
+    /// The channel volume the engine set last; a different one came from outside.
+    private(set) var ownVolume: Float = 1
+
+    /// Creates and connects the stream. Call with the loop lock held.
+    init(
+        core: OpaquePointer, id: StreamID?, kind: Kind, name: String, properties: [(String, String)],
+        format: AudioFormat, shared: RealtimeShared
+    ) throws(SessionError) {
+        let props = CPipeWireShim_propertiesNew()
+        for (key, value) in properties {
+            pw_properties_set(props, key, value)
+        }
+        guard let stream = pw_stream_new(core, name, props) else {
+            throw .pipeWire(.streamRefused, "pw_stream_new for \(name) failed", result: -Int32(errno))
+        }
+        self.stream = stream
+        self.id = id
+        self.kind = kind
+        self.name = name
+        self.shared = shared
+        self.channels = format.channels
+        hook = .allocate(capacity: 1)
+        hook.initialize(to: spa_hook())
+        events = .allocate(capacity: 1)
+        events.initialize(to: pw_stream_events())
+        Self.fillEvents(events, kind: kind)
+        pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(self).toOpaque())
+
+        let podBuffer = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 8)
+        defer { podBuffer.deallocate() }
+        guard let pod = CPipeWireShim_buildAudioFormat(
+            podBuffer, 1024, UInt32(format.sampleRate), UInt32(format.channels))
+        else {
+            pw_stream_destroy(stream)
+            releaseHooks()
+            throw SessionError(
+                code: .invalidValue, message: "format \(format) cannot be described to PipeWire: use AudioFormat.standard")
+        }
+        var params: [UnsafePointer<spa_pod>?] = [pod]
+        let direction: spa_direction
+        if case .playback = kind { direction = SPA_DIRECTION_OUTPUT } else { direction = SPA_DIRECTION_INPUT }
+        let flags = pw_stream_flags(
+            PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
+                | PW_STREAM_FLAG_RT_PROCESS.rawValue)
+        let result = params.withUnsafeMutableBufferPointer {
+            pw_stream_connect(stream, direction, CPipeWireShim_idAny, flags, $0.baseAddress, 1)
+        }
+        guard result >= 0 else {
+            pw_stream_destroy(stream)
+            releaseHooks()
+            throw .pipeWire(.streamRefused, "pw_stream_connect for \(name) failed", result: result)
+        }
+    }
+
+    deinit {
+        // destroy() must have run; this only guards against a leak in a path that forgot it.
+        precondition(hookReleased, "PipeWireStream \(name) freed without destroy()")
+    }
+
+    private var hookReleased = false
+
+    private func releaseHooks() {
+        guard !hookReleased else { return }
+        hookReleased = true
+        hook.deinitialize(count: 1)
+        hook.deallocate()
+        events.deinitialize(count: 1)
+        events.deallocate()
+    }
+
+    /// Disconnects and frees the stream. After it returns the process callback no longer runs.
+    /// Call with the loop lock held.
+    func destroy() {
+        guard !hookReleased else { return }
+        pw_stream_destroy(stream)
+        releaseHooks()
+    }
+
+    /// Sets the stream's own PipeWire volume on every channel. The engine keeps it at 1: gains are
+    /// ramped per sample by the renderer, never stepped by PipeWire.
+    func setChannelVolume(_ volume: Float) -> Int32 {
+        ownVolume = volume
+        return CPipeWireShim_setChannelVolumes(stream, UInt32(channels), volume)
+    }
+
+    // MARK: Callbacks (loop thread, lock held; process on the data thread)
+
+    fileprivate func stateChanged(from old: pw_stream_state, to new: pw_stream_state, error: String?) {
+        state = new
+        if new == PW_STREAM_STATE_STREAMING { reachedStreaming = true }
+        observer?.stream(self, changedFrom: old, to: new, error: error)
+    }
+
+    fileprivate func controlInfo(id: UInt32, control: UnsafePointer<pw_stream_control>) {
+        guard id == CPipeWireShim_propChannelVolumes, let values = control.pointee.values else { return }
+        let volumes = (0..<Int(control.pointee.n_values)).map { values[$0] }
+        observer?.stream(self, volumesChanged: volumes)
+    }
+
+    /// Real-time: renders one quantum with the stream's renderer.
+    @inline(__always)
+    fileprivate func processPlayback(_ renderer: StreamRenderer) {
+        guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        let data = buffer.pointee.buffer.pointee.datas!
+        if let base = data.pointee.data {
+            let stride = channels &* 4
+            let capacity = Int(data.pointee.maxsize) / stride
+            var frames = Int(truncatingIfNeeded: buffer.pointee.requested)
+            if frames == 0 || frames > capacity { frames = capacity }
+            renderer.render(
+                into: base.assumingMemoryBound(to: Float.self), frames: frames, accumulate: false,
+                suspended: shared.suspended.load(ordering: .relaxed))
+            let chunk = data.pointee.chunk!
+            chunk.pointee.offset = 0
+            chunk.pointee.stride = Int32(stride)
+            chunk.pointee.size = UInt32(truncatingIfNeeded: frames &* stride)
+            shared.noteCycle(frames: frames, thread: UInt(pthread_self()))
+        }
+        pw_stream_queue_buffer(stream, buffer)
+    }
+
+    /// Real-time: copies one received buffer into the ring (frames that do not fit are dropped).
+    @inline(__always)
+    fileprivate func processCapture(_ ring: AudioRingBuffer) {
+        guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        let data = buffer.pointee.buffer.pointee.datas!
+        if let base = data.pointee.data, let chunk = data.pointee.chunk {
+            let maxSize = Int(data.pointee.maxsize)
+            let offset = min(Int(chunk.pointee.offset), maxSize)
+            let size = min(Int(chunk.pointee.size), maxSize &- offset)
+            let samples = size / 4
+            let start = (base + offset).assumingMemoryBound(to: Float.self)
+            _ = ring.write(UnsafeBufferPointer(start: start, count: samples))
+            if shared.dataThread.load(ordering: .relaxed) == 0 {
+                shared.dataThread.store(UInt(pthread_self()), ordering: .relaxed)
+            }
+        }
+        pw_stream_queue_buffer(stream, buffer)
+    }
+
+    // C callbacks: written in nonisolated code so Swift's isolation check never traps on PipeWire's threads.
+    private static func fillEvents(_ events: UnsafeMutablePointer<pw_stream_events>, kind: Kind) {
+        events.pointee.version = UInt32(PW_VERSION_STREAM_EVENTS)
+        events.pointee.state_changed = { data, old, new, error in
+            guard let data else { return }
+            let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
+            stream.stateChanged(from: old, to: new, error: error.map { String(cString: $0) })
+        }
+        events.pointee.control_info = { data, id, control in
+            guard let data, let control else { return }
+            Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue().controlInfo(id: id, control: control)
+        }
+        switch kind {
+        case .playback:
+            events.pointee.process = { data in
+                guard let data else { return }
+                let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
+                if case .playback(let renderer) = stream.kind { stream.processPlayback(renderer) }
+            }
+        case .capture:
+            events.pointee.process = { data in
+                guard let data else { return }
+                let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
+                if case .capture(let ring) = stream.kind { stream.processCapture(ring) }
+            }
+        }
+    }
+}
+
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#endif

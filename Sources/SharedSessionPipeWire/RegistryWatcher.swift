@@ -1,0 +1,127 @@
+internal import CPipeWire
+internal import CPipeWireShim
+
+/// What the registry and the "default" metadata tell the engine, on the loop thread.
+protocol RegistryObserver: AnyObject {
+    func nodeAdded(id: UInt32, mediaClass: String, name: String)
+    func nodeRemoved(id: UInt32)
+    func defaultSinkChanged(to name: String?)
+}
+
+/// Watches one connection's registry for nodes, and its "default" metadata for the default sink.
+/// Lives as long as that connection; every method and callback runs with the loop lock held.
+final class RegistryWatcher {
+    private let registry: OpaquePointer
+    private let registryHook: UnsafeMutablePointer<spa_hook>
+    private let registryEvents: UnsafeMutablePointer<pw_registry_events>
+    private var metadata: OpaquePointer?
+    private let metadataHook: UnsafeMutablePointer<spa_hook>
+    private let metadataEvents: UnsafeMutablePointer<pw_metadata_events>
+    private unowned let observer: any RegistryObserver
+    private var closed = false
+
+    init?(core: OpaquePointer, observer: any RegistryObserver) {
+        guard let registry = CPipeWireShim_coreGetRegistry(core) else { return nil }
+        self.registry = registry
+        self.observer = observer
+        registryHook = .allocate(capacity: 1)
+        registryHook.initialize(to: spa_hook())
+        registryEvents = .allocate(capacity: 1)
+        registryEvents.initialize(to: pw_registry_events())
+        metadataHook = .allocate(capacity: 1)
+        metadataHook.initialize(to: spa_hook())
+        metadataEvents = .allocate(capacity: 1)
+        metadataEvents.initialize(to: pw_metadata_events())
+        Self.fillEvents(registryEvents, metadataEvents)
+        _ = CPipeWireShim_registryAddListener(
+            registry, registryHook, registryEvents, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Removes the listeners and the proxies. Call before the core is disconnected.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        if let metadata {
+            spa_hook_remove(metadataHook)
+            pw_proxy_destroy(metadata)
+            self.metadata = nil
+        }
+        spa_hook_remove(registryHook)
+        pw_proxy_destroy(registry)
+        for pointer in [registryHook, metadataHook] {
+            pointer.deinitialize(count: 1)
+            pointer.deallocate()
+        }
+        registryEvents.deallocate()
+        metadataEvents.deallocate()
+    }
+
+    private func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
+        if type == String(cString: CPipeWireShim_typeNode) {
+            guard let mediaClass = Self.lookup(props, "media.class") else { return }
+            observer.nodeAdded(id: id, mediaClass: mediaClass, name: Self.lookup(props, "node.name") ?? "")
+        } else if type == String(cString: CPipeWireShim_typeMetadata), metadata == nil,
+            Self.lookup(props, "metadata.name") == "default",
+            let proxy = CPipeWireShim_registryBindMetadata(registry, id)
+        {
+            metadata = proxy
+            _ = CPipeWireShim_metadataAddListener(
+                proxy, metadataHook, metadataEvents, Unmanaged.passUnretained(self).toOpaque())
+        }
+    }
+
+    private func property(subject: UInt32, key: String?, value: String?) {
+        guard subject == 0 else { return }
+        if key == nil || key == "default.audio.sink" {
+            observer.defaultSinkChanged(to: value.flatMap(Self.nodeName(fromJSON:)))
+        }
+    }
+
+    private static func lookup(_ props: UnsafePointer<spa_dict>?, _ key: String) -> String? {
+        CPipeWireShim_dictLookup(props, key).map { String(cString: $0) }
+    }
+
+    /// The `name` of a metadata value such as `{"name":"sharedsession-sink"}`.
+    static func nodeName(fromJSON json: String) -> String? {
+        let characters = Array(json.utf8)
+        let key = Array("\"name\"".utf8)
+        guard characters.count > key.count,
+            let start = (0...(characters.count - key.count)).first(where: {
+                characters[$0..<($0 + key.count)].elementsEqual(key)
+            })
+        else { return nil }
+        var index = start + key.count
+        while index < characters.count, [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "\t")]
+            .contains(characters[index])
+        {
+            index += 1
+        }
+        guard index < characters.count, characters[index] == UInt8(ascii: "\"") else { return nil }
+        let body = characters[(index + 1)...]
+        guard let end = body.firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return String(decoding: body[..<end], as: UTF8.self)
+    }
+
+    // C callbacks, in nonisolated code.
+    private static func fillEvents(
+        _ registry: UnsafeMutablePointer<pw_registry_events>, _ metadata: UnsafeMutablePointer<pw_metadata_events>
+    ) {
+        registry.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
+        registry.pointee.global = { data, id, _, type, _, props in
+            guard let data, let type else { return }
+            Unmanaged<RegistryWatcher>.fromOpaque(data).takeUnretainedValue()
+                .global(id: id, type: String(cString: type), props: props)
+        }
+        registry.pointee.global_remove = { data, id in
+            guard let data else { return }
+            Unmanaged<RegistryWatcher>.fromOpaque(data).takeUnretainedValue().observer.nodeRemoved(id: id)
+        }
+        metadata.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
+        metadata.pointee.property = { data, subject, key, _, value in
+            guard let data else { return 0 }
+            Unmanaged<RegistryWatcher>.fromOpaque(data).takeUnretainedValue().property(
+                subject: subject, key: key.map { String(cString: $0) }, value: value.map { String(cString: $0) })
+            return 0
+        }
+    }
+}
