@@ -1,0 +1,222 @@
+import Synchronization
+
+/// An engine with no sound server: a real mixer that renders when it is asked to.
+///
+/// It pulls every open stream's source through the same ``StreamRenderer`` the PipeWire engine
+/// uses, applies each stream's gain with a per-sample ramp, and mixes interleaved Float32 at the
+/// format's rate. Nothing runs by itself: ``render(frames:)`` advances time by one quantum of any
+/// size from 1 to 8192 frames, and the quantum may change from one call to the next (a locked screen
+/// raises it from 1024 to 4096). Tests measure levels in what it renders; the main job writes it to a
+/// WAV file; a machine without a sound server can use it as its engine.
+///
+/// ``render(frames:)`` is meant to be driven by one thread at a time (a test, a render loop). It
+/// takes a lock once per call to find the open streams, and allocates the arrays it returns; the
+/// per-stream kernel inside it is the real-time one.
+public final class OfflineEngine: AudioEngine {
+    public let format: AudioFormat
+    /// What the voice capture stream records while capturing: a microphone stand-in.
+    public let input: (any AudioSource)?
+
+    private struct Streams {
+        var order: [StreamID] = []
+        var renderers: [StreamID: StreamRenderer] = [:]
+        var descriptors: [StreamID: StreamDescriptor] = [:]
+    }
+
+    private struct Control {
+        var configuration: SessionConfiguration?
+        var activations = 0
+        var capture: AudioRingBuffer?
+        var handler: (@Sendable (EngineEvent) -> Void)?
+        var recording: [Float]?
+        var framesRendered = 0
+    }
+
+    private let streams = Mutex(Streams())
+    private let control = Mutex(Control())
+    private let suspended = Atomic<Bool>(false)
+    private let lastQuantum = Atomic<Int>(0)
+
+    /// Creates an engine; `input` is what a voice session's capture records.
+    public init(format: AudioFormat = .standard, input: (any AudioSource)? = nil) {
+        self.format = format
+        self.input = input
+    }
+
+    public var quantum: Int { lastQuantum.load(ordering: .relaxed) }
+
+    /// The configuration the session activated, or `nil` while inactive.
+    public var activeConfiguration: SessionConfiguration? { control.withLock { $0.configuration } }
+
+    /// Whether voice input is being captured.
+    public var isCapturing: Bool { control.withLock { $0.capture != nil } }
+
+    /// Whether rendering is suspended (every stream silent).
+    public var isSuspended: Bool { suspended.load(ordering: .relaxed) }
+
+    /// Frames rendered since the engine was made.
+    public var framesRendered: Int { control.withLock { $0.framesRendered } }
+
+    /// The open streams, in the order they were opened.
+    public var openStreams: [StreamID] { streams.withLock { $0.order } }
+
+    /// The gain a stream's render side has reached, or `nil` if it is not open.
+    public func currentGain(of stream: StreamID) -> Float? {
+        streams.withLock { $0.renderers[stream]?.currentGain }
+    }
+
+    // MARK: AudioEngine
+
+    public func setEventHandler(_ handler: @escaping @Sendable (EngineEvent) -> Void) {
+        control.withLock { $0.handler = handler }
+    }
+
+    public func activate(_ configuration: SessionConfiguration) throws {
+        control.withLock {
+            $0.configuration = configuration
+            $0.activations += 1
+        }
+    }
+
+    public func deactivate(notifyingOthers: Bool) {
+        control.withLock { $0.configuration = nil }
+    }
+
+    public func openStream(
+        _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
+    ) throws {
+        let renderer = StreamRenderer(source: source, gain: gain, paused: paused, format: format)
+        try streams.withLock { streams throws(SessionError) in
+            guard streams.renderers[id] == nil else {
+                throw SessionError(code: .streamRefused, message: "\(id) is already open on this engine")
+            }
+            streams.order.append(id)
+            streams.renderers[id] = renderer
+            streams.descriptors[id] = descriptor
+        }
+    }
+
+    public func closeStream(_ id: StreamID) {
+        streams.withLock { streams in
+            streams.order.removeAll { $0 == id }
+            streams.renderers[id] = nil
+            streams.descriptors[id] = nil
+        }
+    }
+
+    public func setGain(_ gain: Float, ramp: Duration, stream: StreamID) {
+        let renderer = streams.withLock { $0.renderers[stream] }
+        renderer?.setGain(gain, rampFrames: format.frames(in: ramp))
+    }
+
+    public func setPaused(_ paused: Bool, stream: StreamID) {
+        let renderer = streams.withLock { $0.renderers[stream] }
+        renderer?.setPaused(paused)
+    }
+
+    public func setSuspended(_ suspended: Bool) {
+        self.suspended.store(suspended, ordering: .relaxed)
+    }
+
+    public func startCapture(into ring: AudioRingBuffer) throws {
+        guard ring.channels == format.channels else {
+            throw SessionError(
+                code: .streamRefused,
+                message: "capture ring has \(ring.channels) channels, the engine \(format.channels): "
+                    + "make the ring with the engine's channel count")
+        }
+        control.withLock { $0.capture = ring }
+    }
+
+    public func stopCapture() {
+        control.withLock { $0.capture = nil }
+    }
+
+    // MARK: Driving by hand
+
+    /// Renders one quantum of `frames` frames: every stream's output (its stem) and their mix.
+    ///
+    /// - Throws: ``SessionError`` with code `quantumOutOfRange` unless `frames` is 1 through 8192.
+    public func render(frames: Int) throws(SessionError) -> RenderedAudio {
+        guard frames >= 1, frames <= AudioFormat.maximumQuantum else {
+            throw SessionError(
+                code: .quantumOutOfRange,
+                message: "render(frames: \(frames)): a quantum must be 1 through \(AudioFormat.maximumQuantum) frames")
+        }
+        let channels = format.channels
+        let active = streams.withLock { streams in streams.order.compactMap { id in streams.renderers[id].map { (id, $0) } } }
+        let isSuspended = suspended.load(ordering: .relaxed)
+        var mix = [Float](repeating: 0, count: frames * channels)
+        var stems: [StreamID: [Float]] = [:]
+        for (id, renderer) in active {
+            var stem = [Float](repeating: 0, count: frames * channels)
+            stem.withUnsafeMutableBufferPointer { buffer in
+                renderer.render(into: buffer.baseAddress!, frames: frames, accumulate: false, suspended: isSuspended)
+            }
+            for index in mix.indices { mix[index] += stem[index] }
+            stems[id] = stem
+        }
+        let previousQuantum = lastQuantum.exchange(frames, ordering: .relaxed)
+        let (capture, handler) = control.withLock { control in
+            control.framesRendered += frames
+            control.recording?.append(contentsOf: mix)
+            return (control.capture, control.handler)
+        }
+        if let capture, let input, !isSuspended {
+            var recorded = [Float](repeating: 0, count: frames * channels)
+            let got = recorded.withUnsafeMutableBufferPointer { input.render(into: $0.baseAddress!, frames: frames) }
+            _ = recorded.withUnsafeBufferPointer { capture.write(UnsafeBufferPointer(rebasing: $0[0..<got * channels])) }
+        }
+        if previousQuantum != frames, previousQuantum != 0 {
+            handler?(.quantumChanged(frames: frames))
+        }
+        return RenderedAudio(frames: frames, mix: mix, stems: stems)
+    }
+
+    /// Renders `duration` in quanta of `quantum` frames (the last one shorter) and returns it joined.
+    public func render(duration: Duration, quantum: Int = 1024) throws(SessionError) -> RenderedAudio {
+        var remaining = format.frames(in: duration)
+        var mix: [Float] = []
+        var stems: [StreamID: [Float]] = [:]
+        var total = 0
+        while remaining > 0 {
+            let block = try render(frames: min(quantum, remaining))
+            mix.append(contentsOf: block.mix)
+            for (id, stem) in block.stems { stems[id, default: []].append(contentsOf: stem) }
+            remaining -= block.frames
+            total += block.frames
+        }
+        return RenderedAudio(frames: total, mix: mix, stems: stems)
+    }
+
+    /// Starts keeping every rendered mix, for ``stopRecording()`` or a WAV file.
+    public func startRecording() {
+        control.withLock { $0.recording = [] }
+    }
+
+    /// Stops keeping the mix and returns what was kept.
+    @discardableResult
+    public func stopRecording() -> [Float] {
+        control.withLock { control in
+            defer { control.recording = nil }
+            return control.recording ?? []
+        }
+    }
+
+    /// Reports `event` to the session as if the platform had observed it (an other app's audio, a
+    /// route change, a fault), synchronously on the calling thread.
+    public func post(_ event: EngineEvent) {
+        let handler = control.withLock { $0.handler }
+        handler?(event)
+    }
+}
+
+/// What one or more render calls produced.
+public struct RenderedAudio: Sendable, Hashable {
+    /// Frames rendered.
+    public let frames: Int
+    /// The mix, interleaved.
+    public let mix: [Float]
+    /// Each stream's own output, interleaved, after its gain.
+    public let stems: [StreamID: [Float]]
+}

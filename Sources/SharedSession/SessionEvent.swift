@@ -1,0 +1,107 @@
+/// Something that changed in the session, with what caused it.
+///
+/// Every lease, every configuration change, every change of the main stream's volume, gain or play
+/// state, every system event and every engine fault is one event. Subscribe with
+/// ``SharedSession/events`` or a ``SharedSessionDelegate``; both receive every event in order.
+public struct SessionEvent: Sendable, Hashable, CustomStringConvertible {
+    /// What happened.
+    public let kind: Kind
+    /// Why: which lease, which host call, which system or engine event.
+    public let cause: EventCause
+
+    /// Creates an event.
+    public init(_ kind: Kind, cause: EventCause) {
+        self.kind = kind
+        self.cause = cause
+    }
+
+    /// What happened.
+    public enum Kind: Sendable, Hashable {
+        /// A session lease was granted (after its configuration was active).
+        case leaseAcquired(LeaseInfo)
+        /// A session lease was given back by `release()`.
+        case leaseReleased(LeaseInfo)
+        /// A session lease was dropped without `release()`: its owner went away.
+        case leaseDropped(LeaseInfo)
+        /// A duck or pause request started.
+        case duckAcquired(DuckInfo)
+        /// A duck or pause request ended by `release()`.
+        case duckReleased(DuckInfo)
+        /// A duck or pause lease was dropped without `release()`.
+        case duckDropped(DuckInfo)
+        /// A release that had nothing to release (a second release, an unbalanced disable call).
+        case releaseIgnored(owner: String, what: String)
+        /// The session became active with a configuration.
+        case activated(SessionConfiguration)
+        /// The active session switched configuration (voice to generic and back).
+        case configurationChanged(from: SessionConfiguration, to: SessionConfiguration)
+        /// The session became inactive.
+        case deactivated(notifiedOthers: Bool)
+        /// The engine refused a configuration; the leases that needed it were not granted.
+        case activationFailed(SessionConfiguration, message: String)
+        /// The host's own volume changed.
+        case mainVolumeChanged(from: Float, to: Float)
+        /// The main stream's gain target changed (host volume × duck × mutes).
+        case mainGainChanged(from: Float, to: Float)
+        /// The main stream paused or resumed.
+        case mainPlaybackChanged(isPaused: Bool)
+        /// An interruption began: rendering is suspended.
+        case interruptionBegan
+        /// An interruption ended (or was lifted by the foreground or the host).
+        case interruptionEnded(shouldResume: Bool)
+        /// The route changed.
+        case routeChanged(RouteChange)
+        /// Rendering was suspended (`true`) or woke (`false`).
+        case renderingSuspended(Bool)
+        /// The app went to the background (`true`) or came back (`false`).
+        case backgroundChanged(isInBackground: Bool)
+        /// Another app's audio started or stopped.
+        case otherAudioChanged(isPlaying: Bool)
+        /// Streams marked as background music were muted (`true`) or unmuted.
+        case backgroundMusicMuted(Bool)
+        /// A stream was opened.
+        case streamOpened(StreamInfo)
+        /// A stream was closed.
+        case streamClosed(StreamInfo)
+        /// An overlay stream's own volume changed.
+        case streamVolumeChanged(StreamID, from: Float, to: Float)
+        /// A stream failed to play or stopped without being asked.
+        case streamFault(StreamID, reason: String)
+        /// The connection to the sound server broke; leases and streams are kept.
+        case connectionLost(reason: String)
+        /// The connection came back and every stream was reopened.
+        case reconnected(attempts: Int, downtime: Duration)
+        /// The engine's render quantum changed.
+        case quantumChanged(frames: Int)
+        /// A request was refused; nothing held was changed.
+        case requestRejected(SessionError)
+        /// The session was closed; nothing more reaches the engine.
+        case closed
+    }
+
+    public var description: String { "\(kind) (cause: \(cause))" }
+}
+
+/// Why an event happened.
+public enum EventCause: Sendable, Hashable, CustomStringConvertible {
+    /// A session lease, by id and owner.
+    case sessionLease(LeaseID, owner: String)
+    /// A duck or pause lease, by id and owner.
+    case duckLease(LeaseID, owner: String)
+    /// A call by the host (volume, play, pause, suspend, streams).
+    case host
+    /// A system event.
+    case system(SystemEvent)
+    /// Something the engine reported.
+    case engine(EngineEvent)
+
+    public var description: String {
+        switch self {
+        case .sessionLease(let id, let owner): "session \(id) of \(owner)"
+        case .duckLease(let id, let owner): "duck \(id) of \(owner)"
+        case .host: "host"
+        case .system(let event): "system \(event)"
+        case .engine(let event): "engine \(event)"
+        }
+    }
+}
