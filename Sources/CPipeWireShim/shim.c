@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "CPipeWireShim.h"
 
 #include <errno.h>
@@ -103,6 +104,11 @@ int CPipeWireShim_schedulingPolicy(pthread_t thread) {
     int policy;
     struct sched_param param;
     if (pthread_getschedparam(thread, &policy, &param) != 0) return -1;
+    // PipeWire's module-rt sets SCHED_FIFO | SCHED_RESET_ON_FORK; the flag comes back in the policy.
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK 0x40000000
+#endif
+    policy &= ~SCHED_RESET_ON_FORK;
     return policy;
 }
 

@@ -24,6 +24,8 @@ final class EngineCore {
     /// Prefix of every node name of this engine, so its own streams are never "other audio".
     let nodePrefix: String
     private let applicationName: String
+    /// The daemon's socket name (`remote.name`); nil: PipeWire's default (PIPEWIRE_REMOTE or pipewire-0).
+    private let remoteName: String?
 
     private var core: OpaquePointer?
     private let coreHook: UnsafeMutablePointer<spa_hook>
@@ -58,12 +60,13 @@ final class EngineCore {
     static let restoreWindow = Duration.seconds(1)
 
     init(
-        loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, applicationName: String, nodePrefix: String,
-        format: AudioFormat, shared: RealtimeShared, delivery: EventDelivery, logger: Logger
+        loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, applicationName: String, remoteName: String?,
+        nodePrefix: String, format: AudioFormat, shared: RealtimeShared, delivery: EventDelivery, logger: Logger
     ) {
         self.loop = loop
         self.context = context
         self.applicationName = applicationName
+        self.remoteName = remoteName
         self.nodePrefix = nodePrefix
         self.format = format
         self.shared = shared
@@ -115,7 +118,13 @@ final class EngineCore {
 
     /// Connects the core, watches the registry and opens every stream. Returns 0 or a negative errno.
     private func connect() -> Int32 {
-        guard let core = pw_context_connect(context, nil, 0) else { return -Int32(errno) }
+        var properties: UnsafeMutablePointer<pw_properties>?
+        if let remoteName {
+            properties = CPipeWireShim_propertiesNew()
+            pw_properties_set(properties, PW_KEY_REMOTE_NAME, remoteName)
+        }
+        // pw_context_connect takes the properties, whether it succeeds or not.
+        guard let core = pw_context_connect(context, properties, 0) else { return -Int32(errno) }
         self.core = core
         brokenReason = nil
         _ = CPipeWireShim_coreAddListener(core, coreHook, coreEvents, Unmanaged.passUnretained(self).toOpaque())

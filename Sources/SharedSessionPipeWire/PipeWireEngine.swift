@@ -32,11 +32,13 @@ public final class PipeWireEngine: AudioEngine {
     ///
     /// - Parameters:
     ///   - applicationName: The `application.name` the daemon shows for the streams.
+    ///   - remoteName: The daemon's socket in `XDG_RUNTIME_DIR` (`remote.name`); nil for PipeWire's
+    ///     default (`PIPEWIRE_REMOTE`, else `pipewire-0`).
     ///   - logger: Where the engine logs; never used on the real-time thread.
     /// - Throws: ``SessionError`` with code `engineUnavailable` if no daemon can be reached; the
     ///   message says how to start one.
     public init(
-        applicationName: String = "SharedSession", logger: Logger = Logger(label: "SharedSession.PipeWire")
+        applicationName: String = "SharedSession", remoteName: String? = nil, logger: Logger = Logger(label: "SharedSession.PipeWire")
     ) throws(SessionError) {
         let shared = RealtimeShared()
         let delivery = EventDelivery(label: "SharedSession.PipeWire.events")
@@ -47,7 +49,8 @@ public final class PipeWireEngine: AudioEngine {
         self.logger = logger
         loop = try ThreadLoop(name: "sharedsession-pw") { loop, context in
             EngineCore(
-                loop: loop, context: context, applicationName: applicationName, nodePrefix: prefix,
+                loop: loop, context: context, applicationName: applicationName, remoteName: remoteName,
+                nodePrefix: prefix,
                 format: .standard, shared: shared, delivery: delivery, logger: logger)
         }
         do {

@@ -12,6 +12,8 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <malloc.h>
 #include <string.h>
 
 extern void *__libc_malloc(size_t);
