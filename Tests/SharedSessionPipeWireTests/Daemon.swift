@@ -49,39 +49,56 @@ enum Daemon {
         return (value("pipewire"), value("wireplumber"))
     }
 
-    /// Runs a command from PATH or an absolute path and waits for it.
+    /// Runs a command (from PATH, or an absolute path) and waits for it; its output goes through a
+    /// file. Spawned and reaped by hand (posix_spawn, waitpid): Foundation's Process relies on
+    /// SIGCHLD delivery, which was seen to hang here when a command started the daemons.
     @discardableResult
     static func run(_ command: String, _ arguments: [String]) -> (status: Int32, output: String) {
-        let process = Process()
-        if command.hasPrefix("/") {
-            process.executableURL = URL(fileURLWithPath: command)
-            process.arguments = arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [command] + arguments
-        }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        do {
-            try process.run()
-        } catch {
-            return (-1, "\(error)")
-        }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let outputPath = FileManager.default.temporaryDirectory
+            .appendingPathComponent("sharedsession-run-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).txt").path
+        defer { unlink(outputPath) }
+        guard let pid = spawn(command, arguments, outputPath: outputPath) else { return (-1, "cannot start \(command)") }
+        let status = wait(pid)
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return (status, output)
+    }
+
+    /// A command running in the background; ``wait()`` reaps it.
+    struct Child {
+        let pid: pid_t
+        func waitUntilExit() { _ = Daemon.wait(pid) }
     }
 
     /// Starts a command without waiting for it.
-    static func launch(_ command: String, _ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [command] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    static func launch(_ command: String, _ arguments: [String]) throws -> Child {
+        guard let pid = spawn(command, arguments, outputPath: "/dev/null") else {
+            throw POSIXError(.ENOENT)
+        }
+        return Child(pid: pid)
+    }
+
+    private static func spawn(_ command: String, _ arguments: [String], outputPath: String) -> pid_t? {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([command] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawnp(&pid, command, &actions, nil, argv, environ)
+        return result == 0 ? pid : nil
+    }
+
+    /// Waits for a child and returns its exit status (128 + signal if a signal ended it).
+    fileprivate static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return -1 }
+        }
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 
     /// Forces the graph's quantum (0 lifts the force), as `pw-metadata -n settings` does.
