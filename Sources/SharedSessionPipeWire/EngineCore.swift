@@ -96,10 +96,12 @@ final class EngineCore {
                 .engineUnavailable, "no PipeWire daemon could be reached", result: result,
                 fix: SessionError.startDaemonAdvice)
         }
-        tick = CPipeWireShim_loopAddTimer(loop, { data, _ in
-            guard let data else { return }
-            Unmanaged<EngineCore>.fromOpaque(data).takeUnretainedValue().housekeeping()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        tick = CPipeWireShim_loopAddTimer(
+            loop,
+            { data, _ in
+                guard let data else { return }
+                Unmanaged<EngineCore>.fromOpaque(data).takeUnretainedValue().housekeeping()
+            }, Unmanaged.passUnretained(self).toOpaque())
         let interval = UInt64(Self.tickInterval.components.attoseconds / 1_000_000_000)
         _ = CPipeWireShim_loopUpdateTimer(loop, tick, interval, interval)
     }
@@ -418,7 +420,7 @@ extension EngineCore: RegistryObserver {
 }
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #endif

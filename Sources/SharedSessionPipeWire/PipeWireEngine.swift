@@ -38,7 +38,8 @@ public final class PipeWireEngine: AudioEngine {
     /// - Throws: ``SessionError`` with code `engineUnavailable` if no daemon can be reached; the
     ///   message says how to start one.
     public init(
-        applicationName: String = "SharedSession", remoteName: String? = nil, logger: Logger = Logger(label: "SharedSession.PipeWire")
+        applicationName: String = "SharedSession", remoteName: String? = nil,
+        logger: Logger = Logger(label: "SharedSession.PipeWire")
     ) throws(SessionError) {
         let shared = RealtimeShared()
         let delivery = EventDelivery(label: "SharedSession.PipeWire.events")
@@ -189,7 +190,7 @@ public final class PipeWireEngine: AudioEngine {
 }
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #endif

@@ -68,13 +68,15 @@ final class PipeWireStream {
 
         let podBuffer = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 8)
         defer { podBuffer.deallocate() }
-        guard let pod = CPipeWireShim_buildAudioFormat(
-            podBuffer, 1024, UInt32(format.sampleRate), UInt32(format.channels))
+        guard
+            let pod = CPipeWireShim_buildAudioFormat(
+                podBuffer, 1024, UInt32(format.sampleRate), UInt32(format.channels))
         else {
             pw_stream_destroy(stream)
             releaseHooks()
             throw SessionError(
-                code: .invalidValue, message: "format \(format) cannot be described to PipeWire: use AudioFormat.standard")
+                code: .invalidValue,
+                message: "format \(format) cannot be described to PipeWire: use AudioFormat.standard")
         }
         var params: [UnsafePointer<spa_pod>?] = [pod]
         let direction: spa_direction
@@ -94,7 +96,7 @@ final class PipeWireStream {
 
     deinit {
         // destroy() must have run; this only guards against a leak in a path that forgot it.
-        precondition(hookReleased, "PipeWireStream \(name) freed without destroy()")
+        assert(hookReleased, "PipeWireStream \(name) freed without destroy()")
     }
 
     private var hookReleased = false
@@ -208,7 +210,7 @@ final class PipeWireStream {
 }
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #endif

@@ -91,8 +91,9 @@ final class RegistryWatcher {
             })
         else { return nil }
         var index = start + key.count
-        while index < characters.count, [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "\t")]
-            .contains(characters[index])
+        while index < characters.count,
+            [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: "\t")]
+                .contains(characters[index])
         {
             index += 1
         }

@@ -25,7 +25,9 @@ final class ThreadLoop<State: AnyObject>: @unchecked Sendable {
     private var stopped = false
 
     /// Creates the loop and the context, then the state (given both), then starts the loop thread.
-    init(name: String, makeState: (_ loop: UnsafeMutablePointer<pw_loop>, _ context: OpaquePointer) -> State) throws(SessionError) {
+    init(name: String, makeState: (_ loop: UnsafeMutablePointer<pw_loop>, _ context: OpaquePointer) -> State)
+        throws(SessionError)
+    {
         pipeWireInitialized
         guard let threadLoop = pw_thread_loop_new(name, nil) else {
             throw .pipeWire(.engineUnavailable, "pw_thread_loop_new failed", result: -Int32(errno))
@@ -82,7 +84,7 @@ final class ThreadLoop<State: AnyObject>: @unchecked Sendable {
 private let pipeWireInitialized: Void = pw_init(nil, nil)
 
 #if canImport(Glibc)
-internal import Glibc
+    internal import Glibc
 #elseif canImport(Musl)
-internal import Musl
+    internal import Musl
 #endif

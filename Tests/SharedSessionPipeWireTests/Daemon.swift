@@ -57,7 +57,9 @@ enum Daemon {
         let outputPath = FileManager.default.temporaryDirectory
             .appendingPathComponent("sharedsession-run-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).txt").path
         defer { unlink(outputPath) }
-        guard let pid = spawn(command, arguments, outputPath: outputPath) else { return (-1, "cannot start \(command)") }
+        guard let pid = spawn(command, arguments, outputPath: outputPath) else {
+            return (-1, "cannot start \(command)")
+        }
         let status = wait(pid)
         let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         return (status, output)
@@ -137,7 +139,9 @@ enum Daemon {
     static func writeTone(frequency: Double, amplitude: Double, seconds: Double) throws -> URL {
         let frames = Int(seconds * 48_000)
         var data = Data()
-        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        func append<T: FixedWidthInteger>(_ value: T) {
+            withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+        }
         data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + frames * 4))
         data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(2))
         append(UInt32(48_000)); append(UInt32(48_000 * 4)); append(UInt16(4)); append(UInt16(16))

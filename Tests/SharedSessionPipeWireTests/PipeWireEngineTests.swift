@@ -70,7 +70,9 @@ extension DaemonTests {
             let samples = rig.recorder.samples
             let level = Signal.level(samples, frequency: mainTone, from: start + 480, frames: 9600)
             let rms = Signal.rms(samples, from: start + 480, frames: 9600)
-            print("[measure] main stream: tone \(level) dBFS, RMS \(rms) dBFS; quantum \(rig.engine.quantum); realtime \(rig.engine.isRealtime)")
+            print(
+                "[measure] main stream: tone \(level) dBFS, RMS \(rms) dBFS; quantum \(rig.engine.quantum); realtime \(rig.engine.isRealtime)"
+            )
             #expect(abs(level - mainLevel) < 0.1)
             #expect(abs(rms - Signal.decibels(0.5 / 2.squareRoot())) < 0.1)
             #expect(rig.engine.quantum > 0)
@@ -79,7 +81,9 @@ extension DaemonTests {
             #expect(own.contains { $0.hasSuffix(".\(mainID.rawValue)") })
         }
 
-        @Test("daemon: a duck ramps the main stream down 20 dB within the fade plus two quanta and back, the overlay untouched")
+        @Test(
+            "daemon: a duck ramps the main stream down 20 dB within the fade plus two quanta and back, the overlay untouched"
+        )
         func duckAndRestore() async throws {
             let rig = try EngineRig()
             defer { rig.stop() }
@@ -102,10 +106,13 @@ extension DaemonTests {
             let ducked = Signal.level(samples, frequency: mainTone, from: restoreMark - 4800, frames: 4800)
             let restored = Signal.level(samples, frequency: mainTone, from: end - 4800, frames: 4800)
             let reached = try #require(
-                Signal.firstFrame(samples, frequency: mainTone, atOrBelow: before - 19, from: duckMark, until: restoreMark))
+                Signal.firstFrame(
+                    samples, frequency: mainTone, atOrBelow: before - 19, from: duckMark, until: restoreMark))
             let latency = milliseconds(reached - duckMark)
             let quantum = Double(rig.engine.quantum) / 48
-            print("[measure] engine duck: before \(before) dB, ducked \(ducked - before) dB, restored \(restored - before) dB, request to -19 dB \(latency) ms (fade 150 ms, quantum \(quantum) ms)")
+            print(
+                "[measure] engine duck: before \(before) dB, ducked \(ducked - before) dB, restored \(restored - before) dB, request to -19 dB \(latency) ms (fade 150 ms, quantum \(quantum) ms)"
+            )
             #expect(abs(ducked - before + 20) <= 1)
             #expect(abs(restored - before) <= 0.5)
             #expect(latency <= 150 + 2 * quantum + 10, "10 ms is the analysis window")
@@ -166,7 +173,9 @@ extension DaemonTests {
             let quanta = rig.events.all.compactMap { event -> Int? in
                 if case .quantumChanged(let frames) = event { return frames } else { return nil }
             }
-            print("[measure] quantum \(initial) -> \(forced) -> \(after); events \(quanta); largest step \(step); lowest 10 ms window \(lowest) dB")
+            print(
+                "[measure] quantum \(initial) -> \(forced) -> \(after); events \(quanta); largest step \(step); lowest 10 ms window \(lowest) dB"
+            )
             #expect(forced == 4096)
             #expect(after == initial)
             #expect(quanta.contains(4096))
@@ -181,7 +190,8 @@ extension DaemonTests {
             defer { rig.stop() }
             try rig.openMain()
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
-            #expect(!rig.events.all.contains(.system(.otherAudioStarted)), "the engine's own streams are not other audio")
+            #expect(
+                !rig.events.all.contains(.system(.otherAudioStarted)), "the engine's own streams are not other audio")
             let tone = try Daemon.writeTone(frequency: 500, amplitude: 0.1, seconds: 0.4)
             let player = try Daemon.launch("pw-play", [tone.path])
             let started = try await rig.events.wait { $0 == .system(.otherAudioStarted) }
@@ -235,12 +245,20 @@ extension DaemonTests {
                 if case .system(.routeChanged) = $0 { true } else { false }
             }
             #expect(
-                event == .system(.routeChanged(RouteChange(
-                    reason: .routeConfigurationChange, previousOutput: original, currentOutput: other))))
-            Daemon.run("pw-metadata", ["0", "default.configured.audio.sink", "{ \"name\": \"\(original)\" }", "Spa:String:JSON"])
+                event
+                    == .system(
+                        .routeChanged(
+                            RouteChange(
+                                reason: .routeConfigurationChange, previousOutput: original, currentOutput: other))))
+            Daemon.run(
+                "pw-metadata",
+                ["0", "default.configured.audio.sink", "{ \"name\": \"\(original)\" }", "Spa:String:JSON"])
             let back = try await rig.events.wait {
-                $0 == .system(.routeChanged(RouteChange(
-                    reason: .routeConfigurationChange, previousOutput: other, currentOutput: original)))
+                $0
+                    == .system(
+                        .routeChanged(
+                            RouteChange(
+                                reason: .routeConfigurationChange, previousOutput: other, currentOutput: original)))
             }
             #expect(back != nil)
         }
@@ -263,7 +281,9 @@ extension DaemonTests {
                 best = max(best, Signal.level(captured, frequency: 750, from: frame, frames: 4800))
                 frame += 2400
             }
-            print("[measure] voice capture: \(frames) frames, best 100 ms level of the 750 Hz tone \(best) dBFS (played at \(mainLevel))")
+            print(
+                "[measure] voice capture: \(frames) frames, best 100 ms level of the 750 Hz tone \(best) dBFS (played at \(mainLevel))"
+            )
             #expect(frames > 9600)
             #expect(abs(best - Signal.decibels(0.5)) < 1)
         }
@@ -295,7 +315,9 @@ extension DaemonTests {
             let counts = CRealtimeProbe_read()
             CRealtimeProbe_unwatch()
             let counted = rig.engine.processCycles - cycles
-            print("[measure] data thread over \(counted) process callbacks: \(counts.allocations) allocations, \(counts.frees) frees, \(counts.locks) locks, \(counts.syscalls) syscall()")
+            print(
+                "[measure] data thread over \(counted) process callbacks: \(counts.allocations) allocations, \(counts.frees) frees, \(counts.locks) locks, \(counts.syscalls) syscall()"
+            )
             #expect(counted > 40)
             #expect(counts.allocations == 0)
             #expect(counts.frees == 0)

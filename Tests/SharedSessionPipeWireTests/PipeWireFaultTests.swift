@@ -6,7 +6,9 @@ import Testing
 extension DaemonTests {
     @Suite("PipeWireEngine faults")
     struct FaultTests {
-        @Test("daemon: the session manager dying pauses our stream (a fault), a stream opened then never starts (a fault); restarting both daemons recovers")
+        @Test(
+            "daemon: the session manager dying pauses our stream (a fault), a stream opened then never starts (a fault); restarting both daemons recovers"
+        )
         func sessionManagerDeath() async throws {
             let rig = try EngineRig()
             defer { rig.stop() }
@@ -20,7 +22,11 @@ extension DaemonTests {
             #expect(paused != nil, "events: \(rig.events.all)")
             try rig.openOverlay()
             let never = try await rig.events.wait(timeout: .seconds(6)) {
-                if case .streamFault(overlayID, let reason) = $0 { reason.contains("never reached STREAMING") } else { false }
+                if case .streamFault(overlayID, let reason) = $0 {
+                    reason.contains("never reached STREAMING")
+                } else {
+                    false
+                }
             }
             #expect(never != nil, "events: \(rig.events.all)")
             // Only restarting both daemons brings the links back (pipewire-headless.md).
@@ -31,7 +37,8 @@ extension DaemonTests {
             try await rig.recorder.waitForTone(overlayTone, atLeast: overlayLevel - 1)
         }
 
-        @Test("daemon: the sink our streams play to going away is oldDeviceUnavailable, then they follow the new default")
+        @Test(
+            "daemon: the sink our streams play to going away is oldDeviceUnavailable, then they follow the new default")
         func sinkDisappears() async throws {
             let rig = try EngineRig()
             defer {
@@ -51,10 +58,14 @@ extension DaemonTests {
                 ])
             try #require(created.status == 0, "\(created.output)")
             let id = try #require(Daemon.nodeID(named: name), "pw-cli create-node: \(created.output)")
-            Daemon.run("pw-metadata", ["0", "default.configured.audio.sink", "{ \"name\": \"\(name)\" }", "Spa:String:JSON"])
+            Daemon.run(
+                "pw-metadata", ["0", "default.configured.audio.sink", "{ \"name\": \"\(name)\" }", "Spa:String:JSON"])
             let moved = try await rig.events.wait {
-                $0 == .system(.routeChanged(RouteChange(
-                    reason: .routeConfigurationChange, previousOutput: original, currentOutput: name)))
+                $0
+                    == .system(
+                        .routeChanged(
+                            RouteChange(
+                                reason: .routeConfigurationChange, previousOutput: original, currentOutput: name)))
             }
             #expect(moved != nil, "events: \(rig.events.all)")
             Daemon.run("pw-cli", ["destroy", "\(id)"])
@@ -63,8 +74,11 @@ extension DaemonTests {
             }
             #expect(gone != nil, "events: \(rig.events.all)")
             let back = try await rig.events.wait {
-                $0 == .system(.routeChanged(RouteChange(
-                    reason: .routeConfigurationChange, previousOutput: name, currentOutput: original)))
+                $0
+                    == .system(
+                        .routeChanged(
+                            RouteChange(
+                                reason: .routeConfigurationChange, previousOutput: name, currentOutput: original)))
             }
             #expect(back != nil, "events: \(rig.events.all)")
             // The streams follow the default back to the original sink, which the recorder records.

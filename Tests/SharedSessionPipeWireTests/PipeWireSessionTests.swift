@@ -77,7 +77,9 @@ final class SessionEventLog: Sendable {
 extension DaemonTests {
     @Suite("SharedSession on PipeWire")
     struct SessionTests {
-        @Test("daemon: an overlay's duck drops the main stream 20 dB within the fade plus two quanta; the restore comes back within 0.5 dB; the overlay stays")
+        @Test(
+            "daemon: an overlay's duck drops the main stream 20 dB within the fade plus two quanta; the restore comes back within 0.5 dB; the overlay stays"
+        )
         func duckAndRestore() async throws {
             let rig = try SessionRig()
             defer { rig.stop() }
@@ -98,13 +100,16 @@ extension DaemonTests {
             let ducked = rig.mainLevel(before: releaseMark)
             let restored = rig.mainLevel()
             let reached = try #require(
-                Signal.firstFrame(samples, frequency: mainTone, atOrBelow: before - 19, from: duckMark, until: releaseMark))
+                Signal.firstFrame(
+                    samples, frequency: mainTone, atOrBelow: before - 19, from: duckMark, until: releaseMark))
             let latency = milliseconds(reached - duckMark)
             let restoredAt = Signal.firstFrame(
                 samples.map { -$0 }, frequency: mainTone, atOrBelow: 0, from: releaseMark, until: samples.count / 2)
             _ = restoredAt
             let quantum = Double(rig.engine.quantum) / 48
-            print("[measure] session duck: ducked \(ducked - before) dB, restored \(restored - before) dB, duck request to -19 dB \(latency) ms (fadeDown 150 ms, quantum \(quantum) ms)")
+            print(
+                "[measure] session duck: ducked \(ducked - before) dB, restored \(restored - before) dB, duck request to -19 dB \(latency) ms (fadeDown 150 ms, quantum \(quantum) ms)"
+            )
             #expect(abs(ducked - before + 20) <= 1)
             #expect(abs(restored - before) <= 0.5)
             #expect(latency <= 150 + 2 * quantum + 10, "10 ms is the analysis window")
@@ -117,7 +122,9 @@ extension DaemonTests {
             lease.release()
         }
 
-        @Test("daemon: stacked ducks apply the lowest level, released in the opposite order; a volume change while ducked is heard under the duck")
+        @Test(
+            "daemon: stacked ducks apply the lowest level, released in the opposite order; a volume change while ducked is heard under the duck"
+        )
         func stackedDucksAndVolumeChange() async throws {
             let rig = try SessionRig()
             defer { rig.stop() }
@@ -141,7 +148,9 @@ extension DaemonTests {
             first.release()
             try await rig.recorder.record(for: .milliseconds(700))
             let restored = rig.mainLevel() - full
-            print("[measure] stacked: one duck \(oneDuck) dB, two \(twoDucks) dB, volume 0.5 while ducked \(halfVolumeDucked) dB, second released \(backToFirst) dB, both released \(restored) dB")
+            print(
+                "[measure] stacked: one duck \(oneDuck) dB, two \(twoDucks) dB, volume 0.5 while ducked \(halfVolumeDucked) dB, second released \(backToFirst) dB, both released \(restored) dB"
+            )
             #expect(abs(oneDuck + 20) <= 1)
             #expect(abs(twoDucks - Signal.decibels(0.05)) <= 1)
             #expect(abs(halfVolumeDucked - Signal.decibels(0.025)) <= 1)
@@ -226,7 +235,9 @@ extension DaemonTests {
             lease.release()
         }
 
-        @Test("daemon: killed by pid and restarted while ducked: the engine reconnects, the main stream is back still ducked, then restored")
+        @Test(
+            "daemon: killed by pid and restarted while ducked: the engine reconnects, the main stream is back still ducked, then restored"
+        )
         func daemonRestartWhileDucked() async throws {
             let rig = try SessionRig()
             defer { rig.stop() }
@@ -259,7 +270,15 @@ extension DaemonTests {
             duck.release()
             try await rig.recorder.record(for: .milliseconds(700))
             let restored = rig.mainLevel()
-            print("[measure] daemon kill: connectionLost after \(lostAfter.milliseconds) ms, daemon restarted after \(restartedAfter.milliseconds) ms, reconnected after \(reconnectedAfter.milliseconds) ms (\(attempts) attempts, downtime \(downtime.milliseconds) ms), ducked tone in the recording \(audioBackAfter.milliseconds) ms after the kill (frame \(backMark)); level ducked \(ducked) -> after reconnect \(afterReconnect) -> restored \(restored) dBFS")
+            print(
+                "[measure] daemon kill: connectionLost after \(lostAfter.milliseconds) ms, "
+                    + "daemon restarted after \(restartedAfter.milliseconds) ms, "
+                    + "reconnected event seen after \(reconnectedAfter.milliseconds) ms "
+                    + "(\(attempts) attempts, downtime \(downtime.milliseconds) ms), "
+                    + "ducked tone in the recording \(audioBackAfter.milliseconds) ms after the kill "
+                    + "(frame \(backMark)); level ducked \(ducked) -> after reconnect \(afterReconnect) "
+                    + "-> restored \(restored) dBFS"
+            )
             #expect(abs(afterReconnect - ducked) <= 1, "still ducked after the reconnection")
             #expect(abs(ducked - mainLevel + 20) <= 1)
             #expect(abs(restored - mainLevel) <= 0.5)
