@@ -21,6 +21,10 @@ enum Daemon {
 
     static var isAvailable: Bool { unavailableReason == nil }
 
+    /// Whether the daemon is the script's private one (with its voice loopback and known pids), so a
+    /// test may kill it, restart it or change its defaults. A desktop session's daemon is left alone.
+    static var isPrivate: Bool { isAvailable && pids().pipewire != nil }
+
     static let scriptPath: String = {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }

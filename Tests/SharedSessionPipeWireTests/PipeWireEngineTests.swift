@@ -144,7 +144,12 @@ extension DaemonTests {
             try await rig.recorder.waitForTone(overlayTone, atLeast: overlayLevel - 0.5, timeout: .seconds(1))
         }
 
-        @Test("daemon: the quantum forced from 1024 to 4096 and back plays on with no gap")
+        @Test(
+            "daemon: the quantum forced from 1024 to 4096 and back plays on with no gap",
+            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
+                Daemon.isPrivate
+            }
+        )
         func quantumChangeHasNoGap() async throws {
             let rig = try EngineRig()
             defer {
@@ -201,6 +206,28 @@ extension DaemonTests {
             #expect(stopped != nil)
         }
 
+        @Test(
+            "daemon: a volume set on a stream just after it connects (a session manager's restore) is undone, not reported"
+        )
+        func restoredVolumeIsUndone() async throws {
+            let rig = try EngineRig()
+            defer { rig.stop() }
+            try rig.openMain()
+            var node: Int?
+            let end = ContinuousClock.now + .milliseconds(500)
+            while node == nil, ContinuousClock.now < end {
+                node = Daemon.ownNodeNames().first { $0.hasSuffix(".\(mainID.rawValue)") }.flatMap(
+                    Daemon.nodeID(named:))
+            }
+            let id = try #require(node)
+            // What WirePlumber's restore-props does with a saved, ducked volume: 0.1 on a fresh stream.
+            Daemon.run("pw-cli", ["set-param", "\(id)", "Props", "{ channelVolumes: [ 0.1, 0.1 ] }"])
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+            try await rig.recorder.record(for: .milliseconds(300))
+            #expect(abs(rig.recorder.mainLevelNow() - mainLevel) < 0.2)
+            #expect(!rig.events.all.contains { if case .externalVolumeChange = $0 { true } else { false } })
+        }
+
         @Test("daemon: a volume set on our stream from outside is reported and PipeWire's volume goes back to 1")
         func externalVolume() async throws {
             let rig = try EngineRig()
@@ -228,7 +255,12 @@ extension DaemonTests {
             #expect(abs(level - mainLevel) < 0.2, "level \(level)")
         }
 
-        @Test("daemon: the default sink changing is a routeConfigurationChange and the streams follow it")
+        @Test(
+            "daemon: the default sink changing is a routeConfigurationChange and the streams follow it",
+            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
+                Daemon.isPrivate
+            }
+        )
         func defaultSinkChange() async throws {
             let rig = try EngineRig()
             defer {
@@ -263,7 +295,12 @@ extension DaemonTests {
             #expect(back != nil)
         }
 
-        @Test("daemon: voice capture receives what is played into the default source")
+        @Test(
+            "daemon: voice capture receives what is played into the default source",
+            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
+                Daemon.isPrivate
+            }
+        )
         func voiceCapture() async throws {
             let rig = try EngineRig()
             defer { rig.stop() }
@@ -323,6 +360,20 @@ extension DaemonTests {
             #expect(counts.frees == 0)
             #expect(counts.locks == 0)
             #expect(counts.syscalls == 0)
+
+            // Not a promise, a record: the same counts while a new stream joins (its first callbacks
+            // and PipeWire's own work adding its node to the data loop).
+            CRealtimeProbe_watchThread(pthread_t(thread))
+            CRealtimeProbe_reset()
+            try rig.engine.openStream(
+                StreamID(rawValue: 4), descriptor: StreamDescriptor(name: "late", role: .game),
+                source: SineSource(frequency: 2000, amplitude: 0.1), gain: 1, paused: false)
+            try await rig.recorder.waitForTone(2000, atLeast: Signal.decibels(0.1) - 1)
+            let joining = CRealtimeProbe_read()
+            CRealtimeProbe_unwatch()
+            print(
+                "[measure] data thread while a stream joins: \(joining.allocations) allocations, \(joining.frees) frees, "
+                    + "\(joining.locks) locks, \(joining.syscalls) syscall()")
         }
     }
 }

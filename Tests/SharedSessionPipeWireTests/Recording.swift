@@ -55,6 +55,12 @@ final class SinkRecorder {
         throw CancellationError()
     }
 
+    /// The main tone's level over the last 100 ms recorded.
+    func mainLevelNow() -> Double {
+        let end = mark()
+        return Signal.level(samples, frequency: mainTone, from: end - 4800, frames: 4800)
+    }
+
     func stop() {
         engine.stopMonitorRecording()
         poll()
