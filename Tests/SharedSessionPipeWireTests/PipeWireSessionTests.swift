@@ -231,7 +231,7 @@ extension DaemonTests {
             player.waitUntilExit()
             #expect(try await rig.wait { $0 == .otherAudioChanged(isPlaying: false) } != nil)
             #expect(try await rig.wait { $0 == .backgroundMusicMuted(false) } != nil)
-            try await rig.recorder.record(for: .milliseconds(600))
+            try await rig.recorder.record(for: .milliseconds(900))
             let back = rig.overlayLevel()
             print("[measure] BGM while pw-play ran: \(muted) dBFS; after: \(back) dBFS; main meanwhile \(main) dBFS")
             #expect(muted < -60)
