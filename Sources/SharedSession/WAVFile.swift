@@ -16,16 +16,21 @@ public enum WAVFile {
         func append<T: FixedWidthInteger>(_ value: T) {
             withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
         }
+        // Float data needs the 18-byte fmt chunk (with cbSize) and a fact chunk to be canonical.
         data.append(contentsOf: Array("RIFF".utf8))
-        append(UInt32(36 + dataBytes))
+        append(UInt32(4 + 26 + 12 + 8 + dataBytes))
         data.append(contentsOf: Array("WAVEfmt ".utf8))
-        append(UInt32(16))
+        append(UInt32(18))
         append(UInt16(3))
         append(UInt16(format.channels))
         append(UInt32(format.sampleRate))
         append(UInt32(format.sampleRate * format.channels * 4))
         append(UInt16(format.channels * 4))
         append(UInt16(32))
+        append(UInt16(0))
+        data.append(contentsOf: Array("fact".utf8))
+        append(UInt32(4))
+        append(UInt32(samples.count / format.channels))
         data.append(contentsOf: Array("data".utf8))
         append(dataBytes)
         for sample in samples { append(sample.bitPattern) }
