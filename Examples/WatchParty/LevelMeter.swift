@@ -4,7 +4,9 @@ import Foundation
 enum LevelMeter {
     /// RMS of the last `milliseconds` of interleaved `samples`, in dB relative to a full-scale
     /// constant (sox's "RMS lev dB"; a full-scale sine reads −3.01). `nil` for digital silence.
-    static func rmsDBFS(of samples: [Float], lastMilliseconds milliseconds: Int, sampleRate: Int, channels: Int) -> Double? {
+    static func rmsDBFS(of samples: [Float], lastMilliseconds milliseconds: Int, sampleRate: Int, channels: Int)
+        -> Double?
+    {
         let count = min(samples.count, milliseconds * sampleRate / 1000 * channels)
         guard count > 0 else { return nil }
         var sum: Double = 0

@@ -41,7 +41,9 @@ final class Timeline: SharedSessionDelegate {
 
     func level(main: Double?, mix: Double?, snapshot: SessionSnapshot) {
         let gain =
-            snapshot.streams.first(where: \.isMain).map { String(format: "gain %.3f", $0.gain) + ($0.isPaused ? ", paused" : "") }
+            snapshot.streams.first(where: \.isMain).map {
+                String(format: "gain %.3f", $0.gain) + ($0.isPaused ? ", paused" : "")
+            }
             ?? "closed"
         let session: String
         if let active = snapshot.activeConfiguration {
@@ -49,7 +51,8 @@ final class Timeline: SharedSessionDelegate {
         } else {
             session = "inactive"
         }
-        let ducks = snapshot.ducks.isEmpty ? "no ducks" : "ducked by " + snapshot.ducks.map(\.owner).joined(separator: ", ")
+        let ducks =
+            snapshot.ducks.isEmpty ? "no ducks" : "ducked by " + snapshot.ducks.map(\.owner).joined(separator: ", ")
         say(
             String(format: "%9.3f  ", now) + "LEVEL main " + LevelMeter.format(main) + " (\(gain))"
                 + "  mix " + LevelMeter.format(mix) + "  | \(session), \(ducks)")
@@ -79,7 +82,8 @@ final class Timeline: SharedSessionDelegate {
         switch kind {
         case .leaseAcquired(let lease): ("session acquired", "\(lease.type) \(lease.id) for \(lease.owner)")
         case .leaseReleased(let lease): ("session released", "\(lease.type) \(lease.id) of \(lease.owner)")
-        case .leaseDropped(let lease): ("session DROPPED", "\(lease.type) \(lease.id) of \(lease.owner), never released")
+        case .leaseDropped(let lease):
+            ("session DROPPED", "\(lease.type) \(lease.id) of \(lease.owner), never released")
         case .duckAcquired(let duck): ("duck requested", "\(duck.style) \(duck.id) by \(duck.owner)")
         case .duckReleased(let duck): ("duck released", "\(duck.id) of \(duck.owner)")
         case .duckDropped(let duck): ("duck DROPPED", "\(duck.id) of \(duck.owner), never released")
@@ -92,7 +96,8 @@ final class Timeline: SharedSessionDelegate {
         case .mainGainChanged(let from, let to): ("main gain", "\(gain(from)) → \(gain(to))")
         case .mainPlaybackChanged(let paused): ("main playback", paused ? "paused" : "playing")
         case .interruptionBegan: ("interruption", "began")
-        case .interruptionEnded(let shouldResume): ("interruption", "ended" + (shouldResume ? ", resume" : ", wait for host"))
+        case .interruptionEnded(let shouldResume):
+            ("interruption", "ended" + (shouldResume ? ", resume" : ", wait for host"))
         case .routeChanged(let change): ("route", "\(change.reason) → \(change.currentOutput ?? "?")")
         case .renderingSuspended(let suspended): ("rendering", suspended ? "suspended" : "running")
         case .backgroundChanged(let background): ("app", background ? "in background" : "in foreground")
@@ -101,7 +106,8 @@ final class Timeline: SharedSessionDelegate {
         case .streamOpened(let info):
             ("stream opened", "\(info.descriptor.name) (\(info.descriptor.role)) \(info.id) at gain \(gain(info.gain))")
         case .streamClosed(let info): ("stream closed", "\(info.descriptor.name) \(info.id)")
-        case .streamVolumeChanged(let stream, let from, let to): ("stream volume", "\(name(stream)) \(gain(from)) → \(gain(to))")
+        case .streamVolumeChanged(let stream, let from, let to):
+            ("stream volume", "\(name(stream)) \(gain(from)) → \(gain(to))")
         case .streamFault(let stream, let reason): ("stream FAULT", "\(name(stream)): \(reason)")
         case .connectionLost(let reason): ("connection lost", reason)
         case .reconnected(let attempts, let downtime): ("reconnected", "after \(attempts) attempts, \(downtime)")

@@ -156,7 +156,9 @@ public final class OfflineEngine: AudioEngine {
             let previous = lastQuantum.exchange(frames, ordering: .relaxed)
             if previous != frames, previous != 0 { handler?(.quantumChanged(frames: frames)) }
         }
-        let active = streams.withLock { streams in streams.order.compactMap { id in streams.renderers[id].map { (id, $0) } } }
+        let active = streams.withLock { streams in
+            streams.order.compactMap { id in streams.renderers[id].map { (id, $0) } }
+        }
         let isSuspended = suspended.load(ordering: .relaxed)
         var mix = [Float](repeating: 0, count: frames * channels)
         var stems: [StreamID: [Float]] = [:]
@@ -176,7 +178,9 @@ public final class OfflineEngine: AudioEngine {
         if let capture, let input, !isSuspended {
             var recorded = [Float](repeating: 0, count: frames * channels)
             let got = recorded.withUnsafeMutableBufferPointer { input.render(into: $0.baseAddress!, frames: frames) }
-            _ = recorded.withUnsafeBufferPointer { capture.write(UnsafeBufferPointer(rebasing: $0[0..<got * channels])) }
+            _ = recorded.withUnsafeBufferPointer {
+                capture.write(UnsafeBufferPointer(rebasing: $0[0..<got * channels]))
+            }
         }
         return RenderedAudio(frames: frames, mix: mix, stems: stems)
     }

@@ -28,7 +28,8 @@ public final class SessionLease: Sendable, CustomStringConvertible {
     /// Gives the session back. Safe to call from any thread, and more than once.
     public func release() {
         if released.exchange(true, ordering: .acquiringAndReleasing) {
-            session.ignoredRelease(owner: owner, what: "\(type) \(id) released twice", cause: .sessionLease(id, owner: owner))
+            session.ignoredRelease(
+                owner: owner, what: "\(type) \(id) released twice", cause: .sessionLease(id, owner: owner))
         } else {
             session.releaseLease(id, owner: owner, dropped: false)
         }
@@ -71,7 +72,8 @@ public final class DuckLease: Sendable, CustomStringConvertible {
     /// Ends the request. Safe to call from any thread, and more than once.
     public func release() {
         if released.exchange(true, ordering: .acquiringAndReleasing) {
-            session.ignoredRelease(owner: owner, what: "\(style) \(id) released twice", cause: .duckLease(id, owner: owner))
+            session.ignoredRelease(
+                owner: owner, what: "\(style) \(id) released twice", cause: .duckLease(id, owner: owner))
         } else {
             session.releaseDuck(id, owner: owner, dropped: false)
         }

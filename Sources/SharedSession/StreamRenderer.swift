@@ -167,7 +167,8 @@ public final class StreamRenderer: @unchecked Sendable {
         for _ in 0..<frames {
             if rampPosition < rampLength {
                 rampPosition &+= 1
-                gain = rampPosition == rampLength ? target : rampStart + rampSpan * (Float(rampPosition) * inverseLength)
+                gain =
+                    rampPosition == rampLength ? target : rampStart + rampSpan * (Float(rampPosition) * inverseLength)
             }
             if playing {
                 if runGain < 1 { runGain = min(1, runGain + runStep) }

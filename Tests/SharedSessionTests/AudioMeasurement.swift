@@ -1,7 +1,7 @@
 import SharedSession
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Level measurements on rendered audio, as a person with a meter would take them.

@@ -13,7 +13,9 @@ struct DuckingTests {
         let stem = try scene.renderMain(milliseconds: 400)
         let fadeFrames = 7200
         let reached = try #require(Measure.firstFrame(in: stem, atOrBelow: 0.05 * 1.0001))
-        print("duck reached -20 dB after \(reached) frames (\(Double(reached) / 48) ms); fade \(fadeFrames) + quantum 1024")
+        print(
+            "duck reached -20 dB after \(reached) frames (\(Double(reached) / 48) ms); fade \(fadeFrames) + quantum 1024"
+        )
         #expect(reached <= fadeFrames + 1024)
         #expect(abs(Measure.tailLevel(stem) - Measure.decibels(0.05)) < 0.01)
         duck.release()
@@ -144,4 +146,3 @@ struct DuckingTests {
         #expect(!engine.calls.contains { if case .setGain(main.id, _, _) = $0 { true } else { false } })
     }
 }
-

@@ -12,20 +12,27 @@ struct EventTests {
         session.delegate = delegate
         _ = try session.openMainStream(source: try SineSource(frequency: 440, amplitude: 0.5))
         let duck = session.duck(owner: "feed")
-        #expect(delegate.events.contains(
-            SessionEvent(.mainGainChanged(from: 1, to: 0.1), cause: .duckLease(duck.id, owner: "feed"))))
+        #expect(
+            delegate.events.contains(
+                SessionEvent(.mainGainChanged(from: 1, to: 0.1), cause: .duckLease(duck.id, owner: "feed"))))
         try session.setMainVolume(0.5)
         #expect(delegate.events.contains(SessionEvent(.mainVolumeChanged(from: 1, to: 0.5), cause: .host)))
         #expect(delegate.events.contains(SessionEvent(.mainGainChanged(from: 0.1, to: 0.05), cause: .host)))
         session.handle(.interruptionBegan)
         #expect(delegate.events.contains(SessionEvent(.renderingSuspended(true), cause: .system(.interruptionBegan))))
         let voice = try session.acquire(.voice, owner: "watch-party")
-        #expect(delegate.events.contains(SessionEvent(.activated(.voice), cause: .sessionLease(voice.id, owner: "watch-party"))))
+        #expect(
+            delegate.events.contains(
+                SessionEvent(.activated(.voice), cause: .sessionLease(voice.id, owner: "watch-party"))))
         duck.release()
-        #expect(delegate.events.contains(
-            SessionEvent(.mainGainChanged(from: 0.05, to: 0.5), cause: .duckLease(duck.id, owner: "feed"))))
+        #expect(
+            delegate.events.contains(
+                SessionEvent(.mainGainChanged(from: 0.05, to: 0.5), cause: .duckLease(duck.id, owner: "feed"))))
         voice.release()
-        #expect(delegate.events.last == SessionEvent(.deactivated(notifiedOthers: true), cause: .sessionLease(voice.id, owner: "watch-party")))
+        #expect(
+            delegate.events.last
+                == SessionEvent(
+                    .deactivated(notifiedOthers: true), cause: .sessionLease(voice.id, owner: "watch-party")))
     }
 
     @Test("every subscriber gets every event, in the same order")
@@ -77,7 +84,9 @@ struct EventTests {
 
 @Suite("Offline engine")
 struct OfflineEngineTests {
-    @Test("any quantum from 1 to 8192 works, changing between calls, with no gap", arguments: [1, 7, 256, 1024, 4096, 8192])
+    @Test(
+        "any quantum from 1 to 8192 works, changing between calls, with no gap",
+        arguments: [1, 7, 256, 1024, 4096, 8192])
     func anyQuantum(quantum: Int) throws {
         let engine = OfflineEngine()
         let session = SharedSession(engine: engine)
@@ -128,7 +137,8 @@ struct OfflineEngineTests {
         _ = try engine.render(frames: 4800)
         let captured = session.voiceInput.readAll()
         #expect(captured.count == 9600)
-        #expect(abs(Measure.decibels(Measure.rms(captured)) - Measure.decibels(Float(0.3) / Float(2).squareRoot())) < 0.05)
+        #expect(
+            abs(Measure.decibels(Measure.rms(captured)) - Measure.decibels(Float(0.3) / Float(2).squareRoot())) < 0.05)
         voice.release()
         _ = try engine.render(frames: 480)
         #expect(session.voiceInput.availableToRead == 0)

@@ -55,7 +55,10 @@ struct LeaseTests {
             _ = try session.acquire(.generic, owner: "leaky-sdk")
         }
         #expect(!session.snapshot.isActive)
-        #expect(delegate.kinds.contains { if case .leaseDropped(let info) = $0 { info.owner == "leaky-sdk" } else { false } })
+        #expect(
+            delegate.kinds.contains {
+                if case .leaseDropped(let info) = $0 { info.owner == "leaky-sdk" } else { false }
+            })
     }
 
     @Test("voice takes precedence over generic")

@@ -41,8 +41,9 @@ struct RealtimeRenderTests {
             }
         }
         let counts = CRealtimeProbe_read()
-        print("render kernel: \(callbacks) callbacks, \(counts.allocations) allocations, \(counts.frees) frees, "
-            + "\(counts.locks) locks, \(counts.syscalls) syscalls")
+        print(
+            "render kernel: \(callbacks) callbacks, \(counts.allocations) allocations, \(counts.frees) frees, "
+                + "\(counts.locks) locks, \(counts.syscalls) syscalls")
         #expect(callbacks == 144)
         #expect(counts.allocations == 0)
         #expect(counts.frees == 0)

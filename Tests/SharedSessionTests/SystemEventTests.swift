@@ -95,18 +95,22 @@ struct InterruptionTests {
 
 @Suite("Route changes")
 struct RouteChangeTests {
-    @Test("old device unavailable pauses the main stream; other reasons are reported and change nothing else",
-          arguments: [RouteChangeReason.newDeviceAvailable, .categoryChange, .override, .routeConfigurationChange])
+    @Test(
+        "old device unavailable pauses the main stream; other reasons are reported and change nothing else",
+        arguments: [RouteChangeReason.newDeviceAvailable, .categoryChange, .override, .routeConfigurationChange])
     func routeReasons(reason: RouteChangeReason) throws {
         let scene = try OfflineScene()
         let delegate = RecordingDelegate()
         scene.session.delegate = delegate
-        scene.session.handle(.routeChanged(RouteChange(reason: reason, previousOutput: "speaker", currentOutput: "headphones")))
+        scene.session.handle(
+            .routeChanged(RouteChange(reason: reason, previousOutput: "speaker", currentOutput: "headphones")))
         #expect(!scene.session.snapshot.isMainPaused)
         #expect(scene.session.snapshot.currentRoute == "headphones")
         #expect(delegate.routeChanges.map(\.reason) == [reason])
 
-        scene.session.handle(.routeChanged(RouteChange(reason: .oldDeviceUnavailable, previousOutput: "headphones", currentOutput: "speaker")))
+        scene.session.handle(
+            .routeChanged(
+                RouteChange(reason: .oldDeviceUnavailable, previousOutput: "headphones", currentOutput: "speaker")))
         #expect(scene.session.snapshot.isMainPaused)
         #expect(delegate.kinds.contains(.mainPlaybackChanged(isPaused: true)))
         #expect(Measure.rms(try scene.renderMain(milliseconds: 100).suffix(4800)) == 0)
@@ -128,8 +132,9 @@ struct RouteChangeTests {
 
 @Suite("App lifecycle and suspend")
 struct LifecycleTests {
-    @Test("ambient and soloAmbient suspend in the background and wake in the foreground",
-          arguments: [AudioSessionCategory.ambient, .soloAmbient])
+    @Test(
+        "ambient and soloAmbient suspend in the background and wake in the foreground",
+        arguments: [AudioSessionCategory.ambient, .soloAmbient])
     func ambientSuspends(category: AudioSessionCategory) throws {
         let policy = try SessionPolicy(genericConfiguration: SessionConfiguration(category: category))
         let scene = try OfflineScene(policy: policy)
@@ -193,7 +198,8 @@ struct OtherAudioTests {
             StreamDescriptor(name: "lobby-music", role: .music, isBackgroundMusic: true),
             source: try SineSource(frequency: 300, amplitude: 0.5))
         let clip = try scene.session.openStream(
-            StreamDescriptor(name: "clip", role: .music), source: try SineSource(frequency: 600, amplitude: 0.5), volume: 0.5)
+            StreamDescriptor(name: "clip", role: .music), source: try SineSource(frequency: 600, amplitude: 0.5),
+            volume: 0.5)
         let lease = try scene.session.acquire(.generic, owner: "host")
         scene.session.handle(.otherAudioStarted)
         let snapshot = scene.session.snapshot
@@ -291,8 +297,11 @@ struct PauseRequestTests {
         #expect(!session.snapshot.isMainPaused)
         // Pause and resume reach the engine once per transition.
         let pauses = engine.calls.filter { if case .setPaused(main.id, _) = $0 { true } else { false } }
-        #expect(pauses == [.setPaused(main.id, paused: true), .setPaused(main.id, paused: false),
-                           .setPaused(main.id, paused: true), .setPaused(main.id, paused: false)])
+        #expect(
+            pauses == [
+                .setPaused(main.id, paused: true), .setPaused(main.id, paused: false),
+                .setPaused(main.id, paused: true), .setPaused(main.id, paused: false),
+            ])
     }
 
     @Test("never resume what we did not pause")

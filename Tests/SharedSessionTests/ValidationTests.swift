@@ -4,8 +4,9 @@ import Testing
 
 @Suite("Configuration and value validation")
 struct ValidationTests {
-    @Test("options valid only with playAndRecord are refused with other categories, naming option and category",
-          arguments: [AudioSessionCategoryOptions.defaultToSpeaker, .allowBluetooth, .allowBluetoothA2DP])
+    @Test(
+        "options valid only with playAndRecord are refused with other categories, naming option and category",
+        arguments: [AudioSessionCategoryOptions.defaultToSpeaker, .allowBluetooth, .allowBluetoothA2DP])
     func playAndRecordOnlyOptions(option: AudioSessionCategoryOptions) throws {
         for category in [AudioSessionCategory.ambient, .soloAmbient, .playback, .record] {
             #expect {
@@ -19,8 +20,9 @@ struct ValidationTests {
         _ = try SessionConfiguration(category: .playAndRecord, options: option)
     }
 
-    @Test("mixWithOthers and duckOthers only with playback or playAndRecord",
-          arguments: [AudioSessionCategoryOptions.mixWithOthers, .duckOthers])
+    @Test(
+        "mixWithOthers and duckOthers only with playback or playAndRecord",
+        arguments: [AudioSessionCategoryOptions.mixWithOthers, .duckOthers])
     func mixingOptions(option: AudioSessionCategoryOptions) throws {
         for category in [AudioSessionCategory.ambient, .soloAmbient, .record] {
             #expect(throws: SessionError.self) { _ = try SessionConfiguration(category: category, options: option) }
@@ -32,13 +34,16 @@ struct ValidationTests {
     @Test("modes are checked against the category")
     func modes() throws {
         #expect(throws: SessionError.self) { _ = try SessionConfiguration(category: .playback, mode: .voiceChat) }
-        #expect(throws: SessionError.self) { _ = try SessionConfiguration(category: .playAndRecord, mode: .moviePlayback) }
+        #expect(throws: SessionError.self) {
+            _ = try SessionConfiguration(category: .playAndRecord, mode: .moviePlayback)
+        }
         _ = try SessionConfiguration(category: .playAndRecord, mode: .videoChat)
         _ = try SessionConfiguration(category: .ambient, mode: .default)
     }
 
-    @Test("NaN, infinite, negative and above-1 volumes are rejected, and nothing held is lost",
-          arguments: [Float.nan, .infinity, -.infinity, -0.1, 1.01])
+    @Test(
+        "NaN, infinite, negative and above-1 volumes are rejected, and nothing held is lost",
+        arguments: [Float.nan, .infinity, -.infinity, -0.1, 1.01])
     func badVolumes(value: Float) throws {
         let engine = RecordingEngine()
         let session = SharedSession(engine: engine)
