@@ -138,13 +138,27 @@ public final class OfflineEngine: AudioEngine {
     ///
     /// - Throws: ``SessionError`` with code `quantumOutOfRange` unless `frames` is 1 through 8192.
     public func render(frames: Int) throws(SessionError) -> RenderedAudio {
+        try render(frames: frames, isQuantum: true)
+    }
+
+    /// `isQuantum` is false for the shorter last block of ``render(duration:quantum:)``, which is not a
+    /// change of the engine's quantum.
+    private func render(frames: Int, isQuantum: Bool) throws(SessionError) -> RenderedAudio {
         guard frames >= 1, frames <= AudioFormat.maximumQuantum else {
             throw SessionError(
                 code: .quantumOutOfRange,
                 message: "render(frames: \(frames)): a quantum must be 1 through \(AudioFormat.maximumQuantum) frames")
         }
         let channels = format.channels
-        let active = streams.withLock { streams in streams.order.compactMap { id in streams.renderers[id].map { (id, $0) } } }
+        let handler = control.withLock { $0.handler }
+        if isQuantum {
+            // Reported before the quantum renders, as a graph announces its new size before the cycle.
+            let previous = lastQuantum.exchange(frames, ordering: .relaxed)
+            if previous != frames, previous != 0 { handler?(.quantumChanged(frames: frames)) }
+        }
+        let active = streams.withLock { streams in
+            streams.order.compactMap { id in streams.renderers[id].map { (id, $0) } }
+        }
         let isSuspended = suspended.load(ordering: .relaxed)
         var mix = [Float](repeating: 0, count: frames * channels)
         var stems: [StreamID: [Float]] = [:]
@@ -156,19 +170,17 @@ public final class OfflineEngine: AudioEngine {
             for index in mix.indices { mix[index] += stem[index] }
             stems[id] = stem
         }
-        let previousQuantum = lastQuantum.exchange(frames, ordering: .relaxed)
-        let (capture, handler) = control.withLock { control in
+        let capture = control.withLock { control in
             control.framesRendered += frames
             control.recording?.append(contentsOf: mix)
-            return (control.capture, control.handler)
+            return control.capture
         }
         if let capture, let input, !isSuspended {
             var recorded = [Float](repeating: 0, count: frames * channels)
             let got = recorded.withUnsafeMutableBufferPointer { input.render(into: $0.baseAddress!, frames: frames) }
-            _ = recorded.withUnsafeBufferPointer { capture.write(UnsafeBufferPointer(rebasing: $0[0..<got * channels])) }
-        }
-        if previousQuantum != frames, previousQuantum != 0 {
-            handler?(.quantumChanged(frames: frames))
+            _ = recorded.withUnsafeBufferPointer {
+                capture.write(UnsafeBufferPointer(rebasing: $0[0..<got * channels]))
+            }
         }
         return RenderedAudio(frames: frames, mix: mix, stems: stems)
     }
@@ -180,7 +192,7 @@ public final class OfflineEngine: AudioEngine {
         var stems: [StreamID: [Float]] = [:]
         var total = 0
         while remaining > 0 {
-            let block = try render(frames: min(quantum, remaining))
+            let block = try render(frames: min(quantum, remaining), isQuantum: remaining >= quantum)
             mix.append(contentsOf: block.mix)
             for (id, stem) in block.stems { stems[id, default: []].append(contentsOf: stem) }
             remaining -= block.frames

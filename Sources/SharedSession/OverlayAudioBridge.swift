@@ -52,7 +52,8 @@ public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
             lease.release()
         } else {
             session.ignoredRelease(
-                owner: owner, what: "disableAudioSession(for: .\(type)) without a prepared \(type) session", cause: .host)
+                owner: owner, what: "disableAudioSession(for: .\(type)) without a prepared \(type) session",
+                cause: .host)
         }
     }
 

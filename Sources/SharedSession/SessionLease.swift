@@ -12,33 +12,27 @@ public final class SessionLease: Sendable, CustomStringConvertible {
     public let type: AudioSessionType
     /// Who holds it.
     public let owner: String
-    private let session: SharedSession
-    private let released = Atomic<Bool>(false)
+    private let gate: ReleaseGate
 
     init(id: LeaseID, type: AudioSessionType, owner: String, session: SharedSession) {
         self.id = id
         self.type = type
         self.owner = owner
-        self.session = session
+        self.gate = ReleaseGate(
+            release: { dropped in session.releaseLease(id, owner: owner, dropped: dropped) },
+            repeated: {
+                session.ignoredRelease(
+                    owner: owner, what: "\(type) \(id) released twice", cause: .sessionLease(id, owner: owner))
+            })
     }
 
     /// Whether the lease is still held.
-    public var isHeld: Bool { !released.load(ordering: .acquiring) }
+    public var isHeld: Bool { gate.isOpen }
 
     /// Gives the session back. Safe to call from any thread, and more than once.
-    public func release() {
-        if released.exchange(true, ordering: .acquiringAndReleasing) {
-            session.ignoredRelease(owner: owner, what: "\(type) \(id) released twice", cause: .sessionLease(id, owner: owner))
-        } else {
-            session.releaseLease(id, owner: owner, dropped: false)
-        }
-    }
+    public func release() { gate.release() }
 
-    deinit {
-        if !released.load(ordering: .acquiring) {
-            session.releaseLease(id, owner: owner, dropped: true)
-        }
-    }
+    deinit { gate.drop() }
 
     public var description: String { "SessionLease(\(type) \(id) of \(owner)\(isHeld ? "" : ", released"))" }
 }
@@ -55,33 +49,27 @@ public final class DuckLease: Sendable, CustomStringConvertible {
     public let style: DuckStyle
     /// Who holds it.
     public let owner: String
-    private let session: SharedSession
-    private let released = Atomic<Bool>(false)
+    private let gate: ReleaseGate
 
     init(id: LeaseID, style: DuckStyle, owner: String, session: SharedSession) {
         self.id = id
         self.style = style
         self.owner = owner
-        self.session = session
+        self.gate = ReleaseGate(
+            release: { dropped in session.releaseDuck(id, owner: owner, dropped: dropped) },
+            repeated: {
+                session.ignoredRelease(
+                    owner: owner, what: "\(style) \(id) released twice", cause: .duckLease(id, owner: owner))
+            })
     }
 
     /// Whether the lease is still held.
-    public var isHeld: Bool { !released.load(ordering: .acquiring) }
+    public var isHeld: Bool { gate.isOpen }
 
     /// Ends the request. Safe to call from any thread, and more than once.
-    public func release() {
-        if released.exchange(true, ordering: .acquiringAndReleasing) {
-            session.ignoredRelease(owner: owner, what: "\(style) \(id) released twice", cause: .duckLease(id, owner: owner))
-        } else {
-            session.releaseDuck(id, owner: owner, dropped: false)
-        }
-    }
+    public func release() { gate.release() }
 
-    deinit {
-        if !released.load(ordering: .acquiring) {
-            session.releaseDuck(id, owner: owner, dropped: true)
-        }
-    }
+    deinit { gate.drop() }
 
     public var description: String { "DuckLease(\(style) \(id) of \(owner)\(isHeld ? "" : ", released"))" }
 }
@@ -119,4 +107,32 @@ public final class StreamHandle: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "StreamHandle(\(id) \(descriptor.name))" }
+}
+
+/// The exactly-once release both lease kinds share: the first `release()` or the deinit gives the
+/// lease back; a later `release()` is reported as ignored.
+private final class ReleaseGate: Sendable {
+    private let released = Atomic<Bool>(false)
+    private let onRelease: @Sendable (_ dropped: Bool) -> Void
+    private let onRepeat: @Sendable () -> Void
+
+    init(release: @escaping @Sendable (_ dropped: Bool) -> Void, repeated: @escaping @Sendable () -> Void) {
+        self.onRelease = release
+        self.onRepeat = repeated
+    }
+
+    var isOpen: Bool { !released.load(ordering: .acquiring) }
+
+    func release() {
+        if released.exchange(true, ordering: .acquiringAndReleasing) {
+            onRepeat()
+        } else {
+            onRelease(false)
+        }
+    }
+
+    /// The lease's owner let go of it without releasing.
+    func drop() {
+        if !released.exchange(true, ordering: .acquiringAndReleasing) { onRelease(true) }
+    }
 }

@@ -207,7 +207,9 @@ struct SessionState: Sendable {
         if before.mainPaused != after.mainPaused {
             emit(.mainPlaybackChanged(isPaused: after.mainPaused), cause)
         }
-        if before.mainGain != after.mainGain { emit(.mainGainChanged(from: before.mainGain, to: after.mainGain), cause) }
+        if before.mainGain != after.mainGain {
+            emit(.mainGainChanged(from: before.mainGain, to: after.mainGain), cause)
+        }
     }
 
     // MARK: Leases
@@ -277,7 +279,9 @@ struct SessionState: Sendable {
     private mutating func grantPending() {
         for index in leases.indices where !leases[index].granted {
             leases[index].granted = true
-            emit(.leaseAcquired(leases[index].info), .sessionLease(leases[index].info.id, owner: leases[index].info.owner))
+            emit(
+                .leaseAcquired(leases[index].info),
+                .sessionLease(leases[index].info.id, owner: leases[index].info.owner))
         }
     }
 

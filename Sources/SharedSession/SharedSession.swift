@@ -53,7 +53,8 @@ public final class SharedSession: Sendable {
         self.logger = logger ?? Logger(label: "SharedSession")
         self.state = Mutex(SessionState(policy: policy))
         // Two seconds of voice: a client that reads every 20 ms never loses a frame.
-        self.voiceInput = try! AudioRingBuffer(minimumCapacity: 2 * engine.format.sampleRate, channels: engine.format.channels)
+        self.voiceInput = try! AudioRingBuffer(
+            minimumCapacity: 2 * engine.format.sampleRate, channels: engine.format.channels)
         engine.setEventHandler { [weak self] event in self?.engineReported(event) }
     }
 
@@ -357,7 +358,8 @@ public final class SharedSession: Sendable {
         }
         let found = mutate { $0.setStreamVolume(id, volume) }
         guard found else {
-            let error = SessionError(code: .unknownStream, message: "\(id) is not open: open it before setting its volume")
+            let error = SessionError(
+                code: .unknownStream, message: "\(id) is not open: open it before setting its volume")
             reject(error)
             throw error
         }
@@ -396,7 +398,8 @@ public final class SharedSession: Sendable {
 
     private func engineReported(_ event: EngineEvent) {
         if case .externalVolumeChange(_, let volume) = event, !(volume.isFinite && volume >= 0 && volume <= 1) {
-            logger.warning("engine reported an out-of-range external volume; ignored", metadata: ["volume": "\(volume)"])
+            logger.warning(
+                "engine reported an out-of-range external volume; ignored", metadata: ["volume": "\(volume)"])
             return
         }
         mutate { $0.handleEngineEvent(event) }
@@ -488,14 +491,19 @@ public final class SharedSession: Sendable {
                         try engine.startCapture(into: voiceInput)
                     } catch {
                         // Undo the half-done switch so the engine matches what the session reports.
-                        if let active { try? engine.activate(active) } else { engine.deactivate(notifyingOthers: false) }
+                        if let active {
+                            try? engine.activate(active)
+                        } else {
+                            engine.deactivate(notifyingOthers: false)
+                        }
                         throw error
                     }
                     mirror.capturing = true
                 }
             } catch {
                 let message = (error as? SessionError)?.message ?? "\(error)"
-                logger.error("engine refused configuration", metadata: ["configuration": "\(requested)", "error": "\(message)"])
+                logger.error(
+                    "engine refused configuration", metadata: ["configuration": "\(requested)", "error": "\(message)"])
                 let refused = mutate { $0.activationFailed(requested, message: message) }
                 if refused.isEmpty { return }
                 continue
@@ -528,7 +536,8 @@ public final class SharedSession: Sendable {
                 delegate.session(self, didEmit: event)
                 switch event.kind {
                 case .interruptionBegan: delegate.sessionInterruptionBegan(self)
-                case .interruptionEnded(let shouldResume): delegate.sessionInterruptionEnded(self, shouldResume: shouldResume)
+                case .interruptionEnded(let shouldResume):
+                    delegate.sessionInterruptionEnded(self, shouldResume: shouldResume)
                 case .routeChanged(let change): delegate.session(self, routeDidChange: change)
                 default: break
                 }

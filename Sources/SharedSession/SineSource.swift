@@ -7,6 +7,7 @@ public final class SineSource: AudioSource {
     /// Peak amplitude, 0 through 1.
     public let amplitude: Float
     private let sampleRate: Double
+    private let channels: Int
     /// Phase in cycles (0 ..< 1) as the bits of a Double; only the render thread writes it.
     private let phaseBits = Atomic<UInt64>(0)
 
@@ -24,6 +25,7 @@ public final class SineSource: AudioSource {
         self.frequency = frequency
         self.amplitude = amplitude
         self.sampleRate = Double(format.sampleRate)
+        self.channels = format.channels
     }
 
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
@@ -33,9 +35,10 @@ public final class SineSource: AudioSource {
         var index = 0
         for _ in 0..<frames {
             let value = amplitude * Float(sin(twoPi * phase))
-            buffer[index] = value
-            buffer[index &+ 1] = value
-            index = index &+ 2
+            for _ in 0..<channels {
+                buffer[index] = value
+                index &+= 1
+            }
             phase += increment
             if phase >= 1 { phase -= 1 }
         }
@@ -45,9 +48,9 @@ public final class SineSource: AudioSource {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

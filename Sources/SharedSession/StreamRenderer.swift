@@ -39,8 +39,10 @@ public final class StreamRenderer: @unchecked Sendable {
     // Render side only.
     private var gain: Float
     private var target: Float
-    private var step: Float = 0
-    private var rampRemaining = 0
+    // A ramp is computed from its start, not accumulated sample by sample, so it never overshoots.
+    private var rampStart: Float = 0
+    private var rampLength = 0
+    private var rampPosition = 0
     private var seenGeneration: UInt64 = 0
     private var runGain: Float
 
@@ -111,13 +113,10 @@ public final class StreamRenderer: @unchecked Sendable {
             seenGeneration = generation
             target = Float(bitPattern: targetGainBits.load(ordering: .relaxed))
             let length = rampFrameCount.load(ordering: .relaxed)
-            if length == 0 {
-                gain = target
-                rampRemaining = 0
-            } else {
-                step = (target - gain) / Float(length)
-                rampRemaining = length
-            }
+            rampStart = gain
+            rampLength = length
+            rampPosition = 0
+            if length == 0 { gain = target }
         }
         let playing = !suspended && !pausedFlag.load(ordering: .acquiring)
         var done = 0
@@ -157,15 +156,19 @@ public final class StreamRenderer: @unchecked Sendable {
 
         var gain = self.gain
         var runGain = self.runGain
-        var rampRemaining = self.rampRemaining
-        let step = self.step
+        var rampPosition = self.rampPosition
+        let rampLength = self.rampLength
+        let rampStart = self.rampStart
+        let rampSpan = target - rampStart
+        let inverseLength = rampLength > 0 ? 1 / Float(rampLength) : 0
         let target = self.target
         let channels = self.channels
         var index = 0
         for _ in 0..<frames {
-            if rampRemaining > 0 {
-                rampRemaining &-= 1
-                gain = rampRemaining == 0 ? target : gain + step
+            if rampPosition < rampLength {
+                rampPosition &+= 1
+                gain =
+                    rampPosition == rampLength ? target : rampStart + rampSpan * (Float(rampPosition) * inverseLength)
             }
             if playing {
                 if runGain < 1 { runGain = min(1, runGain + runStep) }
@@ -181,6 +184,6 @@ public final class StreamRenderer: @unchecked Sendable {
         }
         self.gain = gain
         self.runGain = runGain
-        self.rampRemaining = rampRemaining
+        self.rampPosition = rampPosition
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Writes and reads 32-bit float WAV files (format tag 3, `WAVE_FORMAT_IEEE_FLOAT`), so what an
@@ -10,29 +10,36 @@ public enum WAVFile {
     /// Writes interleaved samples to `path`.
     ///
     /// - Throws: ``SessionError`` with code `fileError` naming the path if it cannot be written.
-    public static func write(_ samples: [Float], format: AudioFormat = .standard, to path: String) throws(SessionError) {
+    public static func write(_ samples: [Float], format: AudioFormat = .standard, to path: String) throws(SessionError)
+    {
         var data = Data()
         let dataBytes = UInt32(samples.count * 4)
         func append<T: FixedWidthInteger>(_ value: T) {
             withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
         }
+        // Float data needs the 18-byte fmt chunk (with cbSize) and a fact chunk to be canonical.
         data.append(contentsOf: Array("RIFF".utf8))
-        append(UInt32(36 + dataBytes))
+        append(UInt32(4 + 26 + 12 + 8 + dataBytes))
         data.append(contentsOf: Array("WAVEfmt ".utf8))
-        append(UInt32(16))
+        append(UInt32(18))
         append(UInt16(3))
         append(UInt16(format.channels))
         append(UInt32(format.sampleRate))
         append(UInt32(format.sampleRate * format.channels * 4))
         append(UInt16(format.channels * 4))
         append(UInt16(32))
+        append(UInt16(0))
+        data.append(contentsOf: Array("fact".utf8))
+        append(UInt32(4))
+        append(UInt32(samples.count / format.channels))
         data.append(contentsOf: Array("data".utf8))
         append(dataBytes)
         for sample in samples { append(sample.bitPattern) }
         do {
             try data.write(to: URL(fileURLWithPath: path))
         } catch {
-            throw SessionError(code: .fileError, message: "could not write \(path): \(error); check the folder exists and is writable")
+            throw SessionError(
+                code: .fileError, message: "could not write \(path): \(error); check the folder exists and is writable")
         }
     }
 
@@ -67,7 +74,8 @@ public enum WAVFile {
             if id == "fmt " {
                 guard size >= 16, u16(body) == 3, u16(body + 14) == 32 else {
                     throw SessionError(
-                        code: .fileError, message: "\(path) is not 32-bit float PCM: convert it (sox in.wav -e float -b 32 out.wav)")
+                        code: .fileError,
+                        message: "\(path) is not 32-bit float PCM: convert it (sox in.wav -e float -b 32 out.wav)")
                 }
                 format = AudioFormat(sampleRate: Int(u32(body + 4)), channels: Int(u16(body + 2)))
             } else if id == "data", let format {

@@ -2,9 +2,9 @@ public import SharedSession
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A kit that SDK authors and hosts run against any ``OverlayAudioDelegate`` implementation, from
@@ -117,7 +117,8 @@ public enum OverlayAudioConformance {
         public var brokenRules: Set<Rule> { Set(failures.map(\.rule)) }
 
         public var description: String {
-            "OverlayAudioDelegate breaks \(failures.count) rule(s):\n" + failures.map { "- \($0)" }.joined(separator: "\n")
+            "OverlayAudioDelegate breaks \(failures.count) rule(s):\n"
+                + failures.map { "- \($0)" }.joined(separator: "\n")
         }
     }
 
@@ -332,15 +333,17 @@ private final class Thread: @unchecked Sendable {
     init(_ body: @escaping @Sendable () -> Void) {
         self.body = body
         let retained = Unmanaged.passRetained(self)
-        let result = pthread_create(&handle, nil, { raw in
-            #if canImport(Darwin)
-            let thread = Unmanaged<Thread>.fromOpaque(raw).takeRetainedValue()
-            #else
-            let thread = Unmanaged<Thread>.fromOpaque(raw!).takeRetainedValue()
-            #endif
-            thread.body()
-            return nil
-        }, retained.toOpaque())
+        let result = pthread_create(
+            &handle, nil,
+            { raw in
+                #if canImport(Darwin)
+                    let thread = Unmanaged<Thread>.fromOpaque(raw).takeRetainedValue()
+                #else
+                    let thread = Unmanaged<Thread>.fromOpaque(raw!).takeRetainedValue()
+                #endif
+                thread.body()
+                return nil
+            }, retained.toOpaque())
         if result == 0 {
             started = true
         } else {

@@ -20,7 +20,8 @@ public final class RecordingEngine: AudioEngine {
             switch self {
             case .activate(let configuration): "activate(\(configuration))"
             case .deactivate(let notify): "deactivate(notifyingOthers: \(notify))"
-            case .openStream(let id, let name, let gain, let paused): "openStream(\(id) \(name), gain: \(gain), paused: \(paused))"
+            case .openStream(let id, let name, let gain, let paused):
+                "openStream(\(id) \(name), gain: \(gain), paused: \(paused))"
             case .closeStream(let id): "closeStream(\(id))"
             case .setGain(let id, let gain, let ramp): "setGain(\(id), \(gain), ramp: \(ramp))"
             case .setPaused(let id, let paused): "setPaused(\(id), \(paused))"

@@ -1,0 +1,182 @@
+import SharedSession
+import SharedSessionTesting
+import Testing
+
+@Suite("Leases and session precedence")
+struct LeaseTests {
+    let engine = RecordingEngine()
+    let session: SharedSession
+    let delegate = RecordingDelegate()
+
+    init() {
+        session = SharedSession(engine: engine)
+        session.delegate = delegate
+    }
+
+    @Test("first generic lease activates the generic configuration and the last release deactivates")
+    func genericActivatesAndDeactivates() throws {
+        let lease = try session.acquire(.generic, owner: "feed")
+        #expect(session.snapshot.activeConfiguration == .generic)
+        #expect(engine.activeConfiguration == .generic)
+        lease.release()
+        #expect(session.snapshot.activeConfiguration == nil)
+        #expect(engine.calls.contains(.deactivate(notifyingOthers: true)))
+    }
+
+    @Test("second release is a no-op that is logged, never a negative count")
+    func doubleReleaseIsIgnored() throws {
+        let first = try session.acquire(.generic, owner: "feed")
+        let second = try session.acquire(.generic, owner: "notifications")
+        first.release()
+        first.release()
+        #expect(session.snapshot.genericCount == 1)
+        #expect(session.snapshot.isActive)
+        #expect(delegate.kinds.contains(.releaseIgnored(owner: "feed", what: "generic \(first.id) released twice")))
+        second.release()
+        #expect(session.snapshot.genericCount == 0)
+        #expect(!session.snapshot.isActive)
+    }
+
+    @Test("snapshot names the owners of live leases with type and age")
+    func snapshotNamesOwners() throws {
+        let feed = try session.acquire(.generic, owner: "feed")
+        let chat = try session.acquire(.voice, owner: "watch-party")
+        let snapshot = session.snapshot
+        #expect(snapshot.owners == ["feed", "watch-party"])
+        #expect(snapshot.leases.map(\.type) == [.generic, .voice])
+        #expect(snapshot.leases.allSatisfy { snapshot.age(of: $0) >= .zero })
+        feed.release()
+        chat.release()
+    }
+
+    @Test("a lease dropped without release is released at once, naming its owner")
+    func droppedLeaseIsReleased() throws {
+        do {
+            _ = try session.acquire(.generic, owner: "leaky-sdk")
+        }
+        #expect(!session.snapshot.isActive)
+        #expect(
+            delegate.kinds.contains {
+                if case .leaseDropped(let info) = $0 { info.owner == "leaky-sdk" } else { false }
+            })
+    }
+
+    @Test("voice takes precedence over generic")
+    func voiceTakesPrecedence() throws {
+        let generic = try session.acquire(.generic, owner: "feed")
+        let voice = try session.acquire(.voice, owner: "watch-party")
+        #expect(session.snapshot.activeConfiguration == .voice)
+        #expect(engine.isCapturing)
+        let another = try session.acquire(.generic, owner: "notifications")
+        #expect(session.snapshot.activeConfiguration == .voice)
+        voice.release()
+        generic.release()
+        another.release()
+    }
+
+    @Test("last voice released while generic remains goes back to generic without deactivating")
+    func voiceReleaseReturnsToGeneric() throws {
+        let generic = try session.acquire(.generic, owner: "feed")
+        let voice = try session.acquire(.voice, owner: "watch-party")
+        engine.removeAllCalls()
+        delegate.removeAll()
+        voice.release()
+        #expect(session.snapshot.activeConfiguration == .generic)
+        #expect(!engine.calls.contains { if case .deactivate = $0 { true } else { false } })
+        #expect(!engine.isCapturing)
+        // Exactly two events, in this order: the release, then the change to generic.
+        let info = try #require(voiceInfo(voice))
+        #expect(delegate.kinds == [.leaseReleased(info), .configurationChanged(from: .voice, to: .generic)])
+        generic.release()
+    }
+
+    @Test("releasing the generic with a voice held keeps the session active (the sample's generic + generic bug)")
+    func genericReleaseKeepsVoice() throws {
+        let voice = try session.acquire(.voice, owner: "watch-party")
+        let generic = try session.acquire(.generic, owner: "feed")
+        generic.release()
+        #expect(session.snapshot.activeConfiguration == .voice)
+        #expect(engine.activeConfiguration == .voice)
+        voice.release()
+        #expect(!session.snapshot.isActive)
+    }
+
+    @Test("last release emits the release and exactly one deactivation")
+    func lastReleaseEvents() throws {
+        let voice = try session.acquire(.voice, owner: "watch-party")
+        delegate.removeAll()
+        voice.release()
+        let info = try #require(voiceInfo(voice))
+        #expect(delegate.kinds == [.leaseReleased(info), .deactivated(notifiedOthers: true)])
+    }
+
+    @Test("same owner may hold several leases; events fire only on real changes")
+    func sameOwnerSeveralLeases() throws {
+        let a = try session.acquire(.generic, owner: "feed")
+        let b = try session.acquire(.generic, owner: "feed")
+        #expect(delegate.kinds.filter { if case .activated = $0 { true } else { false } }.count == 1)
+        a.release()
+        #expect(session.snapshot.isActive)
+        b.release()
+        #expect(delegate.kinds.filter { if case .deactivated = $0 { true } else { false } }.count == 1)
+    }
+
+    @Test("session leases never change the main stream's gain or play state")
+    func leasesDoNotTouchMain() throws {
+        let main = try session.openMainStream(source: try SineSource(frequency: 440, amplitude: 0.5))
+        engine.removeAllCalls()
+        let voice = try session.acquire(.voice, owner: "watch-party")
+        voice.release()
+        #expect(!engine.calls.contains { if case .setGain(main.id, _, _) = $0 { true } else { false } })
+        #expect(!engine.calls.contains { if case .setPaused(main.id, _) = $0 { true } else { false } })
+    }
+
+    private func voiceInfo(_ lease: SessionLease) -> LeaseInfo? {
+        delegate.events.compactMap { event -> LeaseInfo? in
+            switch event.kind {
+            case .leaseReleased(let info) where info.id == lease.id: info
+            default: nil
+            }
+        }.first
+    }
+}
+
+@Suite("Activation refused by the engine")
+struct ActivationFailureTests {
+    @Test("refused activation leaves the session inactive, with the engine's reason in an event and the error")
+    func refusedActivation() throws {
+        let engine = RecordingEngine()
+        engine.refuseActivation(of: .playback, message: "device busy")
+        let session = SharedSession(engine: engine)
+        let delegate = RecordingDelegate()
+        session.delegate = delegate
+        #expect {
+            _ = try session.acquire(.generic, owner: "feed")
+        } throws: { error in
+            (error as? SessionError)?.code == .activationRefused && "\(error)".contains("device busy")
+        }
+        #expect(!session.snapshot.isActive)
+        #expect(session.snapshot.leases.isEmpty)
+        #expect(delegate.kinds.contains(.activationFailed(.generic, message: "device busy")))
+        #expect(!delegate.kinds.contains { if case .leaseAcquired = $0 { true } else { false } })
+        // Nothing retries on its own; the next request tries again.
+        engine.refuseActivation(of: .playback, message: nil)
+        let lease = try session.acquire(.generic, owner: "feed")
+        #expect(session.snapshot.isActive)
+        lease.release()
+    }
+
+    @Test("a failed upgrade to voice leaves the generic holders as they were")
+    func failedVoiceUpgradeKeepsGeneric() throws {
+        let engine = RecordingEngine()
+        let session = SharedSession(engine: engine)
+        let generic = try session.acquire(.generic, owner: "feed")
+        engine.refuseCapture(message: "no microphone")
+        #expect(throws: SessionError.self) { _ = try session.acquire(.voice, owner: "watch-party") }
+        #expect(session.snapshot.activeConfiguration == .generic)
+        #expect(engine.activeConfiguration == .generic)
+        #expect(session.snapshot.owners == ["feed"])
+        generic.release()
+        #expect(!session.snapshot.isActive)
+    }
+}
