@@ -2,7 +2,9 @@
 // entry points in the test executable itself: ELF symbol lookup finds the executable's definitions
 // first, so every shared library (the Swift runtime, libpipewire) calls these. Each wrapper forwards
 // to glibc's own implementation and counts only on an armed or watched thread, so tests running in
-// parallel on other threads do not disturb a measurement.
+// parallel on other threads do not disturb a measurement. Armed threads and the watched thread have
+// counters of their own, so a test that arms its thread and one that watches an engine's data
+// thread can run at the same time without reading or resetting each other's counts.
 #define _GNU_SOURCE
 #include "CRealtimeProbe.h"
 
@@ -26,14 +28,17 @@ static __thread int armed __attribute__((tls_model("initial-exec")));
 static _Atomic(pthread_t) watched;
 static _Atomic int watching;
 static _Atomic int64_t allocations, frees, locks, syscalls;
+static _Atomic int64_t watched_allocations, watched_frees, watched_locks, watched_syscalls;
 
-static inline int counting(void) {
-    if (armed) return 1;
+static inline int is_watched(void) {
     return atomic_load_explicit(&watching, memory_order_relaxed)
         && pthread_equal(pthread_self(), atomic_load_explicit(&watched, memory_order_relaxed));
 }
 
-#define COUNT(counter) do { if (counting()) atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed); } while (0)
+#define COUNT(counter) do { \
+        if (armed) atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed); \
+        else if (is_watched()) atomic_fetch_add_explicit(&watched_##counter, 1, memory_order_relaxed); \
+    } while (0)
 
 void CRealtimeProbe_armCurrentThread(void) { armed = 1; }
 void CRealtimeProbe_disarmCurrentThread(void) { armed = 0; }
@@ -54,6 +59,20 @@ void CRealtimeProbe_reset(void) {
 CRealtimeProbe_Counts CRealtimeProbe_read(void) {
     CRealtimeProbe_Counts counts = {
         atomic_load(&allocations), atomic_load(&frees), atomic_load(&locks), atomic_load(&syscalls)};
+    return counts;
+}
+
+void CRealtimeProbe_resetWatched(void) {
+    atomic_store(&watched_allocations, 0);
+    atomic_store(&watched_frees, 0);
+    atomic_store(&watched_locks, 0);
+    atomic_store(&watched_syscalls, 0);
+}
+
+CRealtimeProbe_Counts CRealtimeProbe_readWatched(void) {
+    CRealtimeProbe_Counts counts = {
+        atomic_load(&watched_allocations), atomic_load(&watched_frees), atomic_load(&watched_locks),
+        atomic_load(&watched_syscalls)};
     return counts;
 }
 

@@ -34,7 +34,12 @@ enum Daemon {
     /// Runs the script with `argument`; returns its exit status and its stdout and stderr together.
     @discardableResult
     static func script(_ argument: String) -> (status: Int32, output: String) {
-        run(scriptPath, [argument])
+        let result = run(scriptPath, [argument])
+        if result.output.contains("retrying") || result.output.contains("failed") {
+            // A start that needed its second try: keep the first failure's reason in the test log.
+            print("[daemon] Scripts/pipewire-headless \(argument):\n\(result.output)")
+        }
+        return result
     }
 
     /// Makes sure the daemon is up (a test before may have killed it). Quick when it is.

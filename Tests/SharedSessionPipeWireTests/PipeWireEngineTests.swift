@@ -327,7 +327,14 @@ extension DaemonTests {
 
         @Test("daemon: the process callbacks neither allocate nor lock nor call syscall() in steady playback")
         func realtimeCallbackIsClean() async throws {
-            #expect(CRealtimeProbe_isInterposing() == 1, "the probe's malloc is not the one the process calls")
+            // Positive control on the watched counters (not CRealtimeProbe_isInterposing, which counts in
+            // the armed counters that the core's tests may be using at the same time).
+            CRealtimeProbe_watchThread(CRealtimeProbe_currentThread())
+            CRealtimeProbe_resetWatched()
+            free(strdup("a probe allocation"))  // inside libc, so no optimizer can elide it
+            let control = CRealtimeProbe_readWatched()
+            CRealtimeProbe_unwatch()
+            try #require(control.allocations >= 1, "the probe's malloc is not the one the process calls")
             let rig = try EngineRig()
             defer { rig.stop() }
             try rig.openMain()
@@ -341,7 +348,7 @@ extension DaemonTests {
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             let thread = try #require(rig.engine.dataThreadID)
             CRealtimeProbe_watchThread(pthread_t(thread))
-            CRealtimeProbe_reset()
+            CRealtimeProbe_resetWatched()
             let cycles = rig.engine.processCycles
             for step in 0..<10 {  // gain ramps and pauses while counting, as a session would send them
                 rig.engine.setGain(step.isMultiple(of: 2) ? 0.1 : 1, ramp: .milliseconds(50), stream: mainID)
@@ -349,7 +356,7 @@ extension DaemonTests {
                 try await Task.sleep(for: .milliseconds(100))
                 _ = ring.readAll()
             }
-            let counts = CRealtimeProbe_read()
+            let counts = CRealtimeProbe_readWatched()
             CRealtimeProbe_unwatch()
             let counted = rig.engine.processCycles - cycles
             print(
@@ -364,12 +371,12 @@ extension DaemonTests {
             // Not a promise, a record: the same counts while a new stream joins (its first callbacks
             // and PipeWire's own work adding its node to the data loop).
             CRealtimeProbe_watchThread(pthread_t(thread))
-            CRealtimeProbe_reset()
+            CRealtimeProbe_resetWatched()
             try rig.engine.openStream(
                 StreamID(rawValue: 4), descriptor: StreamDescriptor(name: "late", role: .game),
                 source: SineSource(frequency: 2000, amplitude: 0.1), gain: 1, paused: false)
             try await rig.recorder.waitForTone(2000, atLeast: Signal.decibels(0.1) - 1)
-            let joining = CRealtimeProbe_read()
+            let joining = CRealtimeProbe_readWatched()
             CRealtimeProbe_unwatch()
             print(
                 "[measure] data thread while a stream joins: \(joining.allocations) allocations, \(joining.frees) frees, "
