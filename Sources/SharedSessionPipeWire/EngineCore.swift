@@ -86,6 +86,16 @@ final class EngineCore {
 
     var isConnected: Bool { core != nil && brokenReason == nil }
 
+    /// Set by ``shutdown()``: the context is gone and nothing may be opened any more.
+    private(set) var isShutDown = false
+
+    private func checkNotShutDown(_ what: String) throws(SessionError) {
+        guard !isShutDown else {
+            throw SessionError(
+                code: .engineUnavailable, message: "cannot \(what): the PipeWire engine was shut down; make a new one")
+        }
+    }
+
     // MARK: Connection
 
     /// Connects for the first time and starts the housekeeping timer.
@@ -108,6 +118,7 @@ final class EngineCore {
 
     /// Tears everything down for good (the engine is going away).
     func shutdown() {
+        isShutDown = true
         if let tick {
             CPipeWireShim_loopDestroySource(loop, tick)
             self.tick = nil
@@ -236,6 +247,7 @@ final class EngineCore {
     // MARK: Streams
 
     func openStream(_ id: StreamID, descriptor: StreamDescriptor, renderer: StreamRenderer) throws(SessionError) {
+        try checkNotShutDown("open \(id)")
         if let old = streams[id] {
             old.node?.destroy()
         }
@@ -272,6 +284,7 @@ final class EngineCore {
     }
 
     func startCapture(into ring: AudioRingBuffer) throws(SessionError) {
+        try checkNotShutDown("start the voice capture")
         capture?.node?.destroy()
         capture = (ring, nil)
         guard core != nil, brokenReason == nil else { return }
@@ -290,6 +303,7 @@ final class EngineCore {
 
     /// Records what a sink plays (its monitor): `target` names the sink, nil the default one.
     func startMonitor(into ring: AudioRingBuffer, target: String?) throws(SessionError) {
+        try checkNotShutDown("record the sink")
         monitor?.node?.destroy()
         monitor = (ring, target, nil)
         guard core != nil, brokenReason == nil else { return }

@@ -46,10 +46,18 @@ final class ThreadLoop<State: AnyObject>: @unchecked Sendable {
         self.state = makeState(loop, context)
         let started = pw_thread_loop_start(threadLoop)
         guard started >= 0 else {
+            stopped = true
             pw_context_destroy(context)
-            pw_thread_loop_destroy(threadLoop)
             throw .pipeWire(.engineUnavailable, "pw_thread_loop_start failed", result: started)
         }
+    }
+
+    deinit {
+        if !stopped {
+            pw_thread_loop_stop(threadLoop)
+            pw_context_destroy(context)
+        }
+        pw_thread_loop_destroy(threadLoop)
     }
 
     /// Runs `body` with the loop's lock held. The lock is recursive, so a callback that already
@@ -60,8 +68,10 @@ final class ThreadLoop<State: AnyObject>: @unchecked Sendable {
         return try body(state)
     }
 
-    /// Runs `teardown` under the lock, stops the loop thread and frees the context and the loop.
-    /// Must not be called on the loop thread. Later calls do nothing.
+    /// Runs `teardown` under the lock, stops the loop thread and frees the context. The loop itself
+    /// (its lock) lives until deinit, so a ``withLock(_:)`` after this still works: the loop thread is
+    /// gone, and the state must know it was torn down. Must not be called on the loop thread. Later
+    /// calls do nothing.
     func stop(_ teardown: (State) -> Void) {
         pw_thread_loop_lock(threadLoop)
         if stopped {
@@ -73,7 +83,6 @@ final class ThreadLoop<State: AnyObject>: @unchecked Sendable {
         pw_thread_loop_unlock(threadLoop)
         pw_thread_loop_stop(threadLoop)
         pw_context_destroy(context)
-        pw_thread_loop_destroy(threadLoop)
     }
 
     /// Whether ``stop(_:)`` ran.

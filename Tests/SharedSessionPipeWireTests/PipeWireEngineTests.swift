@@ -60,6 +60,31 @@ extension DaemonTests {
             #expect(error?.message.contains("Scripts/pipewire-headless start") == true)
         }
 
+        @Test("daemon: after shutdown every method is safe: opening throws engineUnavailable, the rest do nothing")
+        func shutdownIsFinal() throws {
+            try Daemon.ensureRunning()
+            let engine = try PipeWireEngine()
+            try engine.openStream(
+                mainID, descriptor: StreamDescriptor(name: "main", role: .movie),
+                source: SineSource(frequency: mainTone, amplitude: 0.5), gain: 1, paused: false)
+            #expect(engine.isConnected)
+            engine.shutdown()
+            engine.shutdown()
+            #expect(!engine.isConnected)
+            engine.setGain(0.5, ramp: .milliseconds(10), stream: mainID)
+            engine.setPaused(true, stream: mainID)
+            engine.setSuspended(true)
+            engine.closeStream(mainID)
+            engine.stopCapture()
+            let error = #expect(throws: SessionError.self) {
+                try engine.openStream(
+                    overlayID, descriptor: StreamDescriptor(name: "late", role: .music),
+                    source: SineSource(frequency: overlayTone, amplitude: 0.25), gain: 1, paused: false)
+            }
+            #expect(error?.code == .engineUnavailable)
+            #expect(throws: SessionError.self) { try engine.startCapture(into: AudioRingBuffer(minimumCapacity: 64)) }
+        }
+
         @Test("daemon: the main stream plays at its level on the null sink, on a real-time data thread")
         func mainStreamPlays() async throws {
             let rig = try EngineRig()
