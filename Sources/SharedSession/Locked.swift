@@ -1,11 +1,11 @@
 import Synchronization
 
 #if SHAREDSESSION_TSAN
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+    #if canImport(Glibc)
+        import Glibc
+    #elseif canImport(Darwin)
+        import Darwin
+    #endif
 #endif
 
 /// A value that one thread at a time may touch: the lock of every SharedSession type.
@@ -16,18 +16,18 @@ import Darwin
 /// lock as a race. That build checks our own accesses under the lock TSan understands.
 package struct Locked<Value>: ~Copyable, Sendable {
     #if SHAREDSESSION_TSAN
-    private let box: Box
-    private let lock: PthreadMutex
+        private let box: Box
+        private let lock: PthreadMutex
     #else
-    private let mutex: Mutex<Value>
+        private let mutex: Mutex<Value>
     #endif
 
     package init(_ value: sending Value) {
         #if SHAREDSESSION_TSAN
-        box = Box(value)
-        lock = PthreadMutex()
+            box = Box(value)
+            lock = PthreadMutex()
         #else
-        mutex = Mutex(value)
+            mutex = Mutex(value)
         #endif
     }
 
@@ -35,40 +35,40 @@ package struct Locked<Value>: ~Copyable, Sendable {
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         #if SHAREDSESSION_TSAN
-        pthread_mutex_lock(lock.raw)
-        defer { pthread_mutex_unlock(lock.raw) }
-        return try body(&box.value)
+            pthread_mutex_lock(lock.raw)
+            defer { pthread_mutex_unlock(lock.raw) }
+            return try body(&box.value)
         #else
-        return try mutex.withLock(body)
+            return try mutex.withLock(body)
         #endif
     }
 }
 
 #if SHAREDSESSION_TSAN
-extension Locked {
-    private final class Box: @unchecked Sendable {
-        // @unchecked: `value` is read and written only while the Locked's pthread mutex is held, in
-        // withLock.
-        var value: Value
+    extension Locked {
+        private final class Box: @unchecked Sendable {
+            // @unchecked: `value` is read and written only while the Locked's pthread mutex is held, in
+            // withLock.
+            var value: Value
 
-        init(_ value: Value) { self.value = value }
-    }
-}
-
-/// The pthread mutex of the ThreadSanitizer build; a separate object from the value it guards, so
-/// reading it to lock is not an access to the guarded storage.
-private final class PthreadMutex: @unchecked Sendable {
-    // @unchecked: `raw` never changes after init, and a pthread mutex is made to be shared.
-    let raw: UnsafeMutablePointer<pthread_mutex_t>
-
-    init() {
-        raw = .allocate(capacity: 1)
-        pthread_mutex_init(raw, nil)
+            init(_ value: Value) { self.value = value }
+        }
     }
 
-    deinit {
-        pthread_mutex_destroy(raw)
-        raw.deallocate()
+    /// The pthread mutex of the ThreadSanitizer build; a separate object from the value it guards, so
+    /// reading it to lock is not an access to the guarded storage.
+    private final class PthreadMutex: @unchecked Sendable {
+        // @unchecked: `raw` never changes after init, and a pthread mutex is made to be shared.
+        let raw: UnsafeMutablePointer<pthread_mutex_t>
+
+        init() {
+            raw = .allocate(capacity: 1)
+            pthread_mutex_init(raw, nil)
+        }
+
+        deinit {
+            pthread_mutex_destroy(raw)
+            raw.deallocate()
+        }
     }
-}
 #endif

@@ -1,6 +1,6 @@
+import Foundation
 import SharedSession
 import SharedSessionTesting
-import Foundation
 import Testing
 
 /// The conformance kit passes the ready bridge and names the rules a broken implementation breaks.
