@@ -32,8 +32,8 @@ public final class OfflineEngine: AudioEngine {
         var framesRendered = 0
     }
 
-    private let streams = Mutex(Streams())
-    private let control = Mutex(Control())
+    private let streams = Locked(Streams())
+    private let control = Locked(Control())
     private let suspended = Atomic<Bool>(false)
     private let lastQuantum = Atomic<Int>(0)
 

@@ -19,7 +19,7 @@ public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
         var ducks: [DuckLease] = []
     }
 
-    private let held = Mutex(Held())
+    private let held = Locked(Held())
 
     /// Creates a bridge that leases from `session` as `owner` (an SDK's or unit's name).
     public init(session: SharedSession, owner: String) {

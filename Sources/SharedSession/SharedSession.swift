@@ -25,9 +25,9 @@ public final class SharedSession: Sendable {
     public let voiceInput: AudioRingBuffer
     let logger: Logger
 
-    private let state: Mutex<SessionState>
-    private let applied = Mutex<EngineMirror>(EngineMirror())
-    private let delivery = Mutex<Delivery>(Delivery())
+    private let state: Locked<SessionState>
+    private let applied = Locked<EngineMirror>(EngineMirror())
+    private let delivery = Locked<Delivery>(Delivery())
 
     /// What the engine has been told, guarded by the lock that serialises engine calls.
     private struct EngineMirror {
@@ -51,7 +51,7 @@ public final class SharedSession: Sendable {
         self.engine = engine
         self.policy = policy
         self.logger = logger ?? Logger(label: "SharedSession")
-        self.state = Mutex(SessionState(policy: policy))
+        self.state = Locked(SessionState(policy: policy))
         // Two seconds of voice: a client that reads every 20 ms never loses a frame.
         self.voiceInput = try! AudioRingBuffer(
             minimumCapacity: 2 * engine.format.sampleRate, channels: engine.format.channels)
@@ -60,7 +60,7 @@ public final class SharedSession: Sendable {
 
     // MARK: Process-wide session
 
-    private static let global = Mutex<SharedSession?>(nil)
+    private static let global = Locked<SharedSession?>(nil)
 
     /// The process-wide session: the one given to ``bootstrap(engine:policy:)`` at app start.
     ///

@@ -10,7 +10,7 @@ public final class RecordingDelegate: SharedSessionDelegate {
         var routeChanges: [RouteChange] = []
     }
 
-    private let storage = Mutex(Storage())
+    private let storage = Locked(Storage())
 
     /// Creates an empty recorder.
     public init() {}

@@ -46,7 +46,7 @@ public final class RecordingEngine: AudioEngine {
         var quantum = 1024
     }
 
-    private let storage = Mutex(Storage())
+    private let storage = Locked(Storage())
     public let format: AudioFormat
 
     /// Creates a fake engine.

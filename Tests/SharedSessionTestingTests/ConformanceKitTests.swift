@@ -1,6 +1,6 @@
+import Foundation
 import SharedSession
 import SharedSessionTesting
-import Synchronization
 import Testing
 
 /// The conformance kit passes the ready bridge and names the rules a broken implementation breaks.
@@ -47,8 +47,9 @@ struct ConformanceKitTests {
 /// defects included: the total adds the generic count to itself, counters go negative, and the
 /// restore pops a volume saved before the host's change.
 final class StreamLayerSamplePort: OverlayAudioDelegate, @unchecked Sendable {
-    // @unchecked: every stored property is guarded by `lock`, as in the sample.
-    private let lock = Mutex<Void>(())
+    // @unchecked: every stored property is guarded by `lock`, as in the sample (an NSLock, which
+    // ThreadSanitizer can see).
+    private let lock = NSLock()
     private let volumeReduceRate: Float = 0.1
     private var playerVolumeOriginal: [Float] = []
     private var streamVolume: Float = 1
@@ -62,15 +63,15 @@ final class StreamLayerSamplePort: OverlayAudioDelegate, @unchecked Sendable {
         return OverlayAudioConformance.Subject(
             delegate: port,
             observe: {
-                port.lock.withLock { _ in
+                port.lock.withLock {
                     .init(isActive: port.activeType != nil, activeType: port.activeType, mainVolume: port.streamVolume)
                 }
             },
-            setHostVolume: { volume in port.lock.withLock { _ in port.streamVolume = volume } })
+            setHostVolume: { volume in port.lock.withLock { port.streamVolume = volume } })
     }
 
     func requestAudioDucking() {
-        lock.withLock { _ in
+        lock.withLock {
             let isDuckingActive = playerVolumeOriginal.last.map { streamVolume == volumeReduceRate * $0 } ?? false
             playerVolumeOriginal.append(streamVolume)
             if !isDuckingActive { streamVolume = volumeReduceRate * streamVolume }
@@ -78,13 +79,13 @@ final class StreamLayerSamplePort: OverlayAudioDelegate, @unchecked Sendable {
     }
 
     func disableAudioDucking() {
-        lock.withLock { _ in
+        lock.withLock {
             if !playerVolumeOriginal.isEmpty { streamVolume = playerVolumeOriginal.popLast() ?? 1 }
         }
     }
 
     func disableAudioSession(for type: AudioSessionType) {
-        lock.withLock { _ in
+        lock.withLock {
             switch type {
             case .voice: voiceSessions -= 1
             case .generic: genericSessions -= 1
@@ -99,7 +100,7 @@ final class StreamLayerSamplePort: OverlayAudioDelegate, @unchecked Sendable {
     }
 
     func prepareAudioSession(for type: AudioSessionType) throws {
-        lock.withLock { _ in
+        lock.withLock {
             switch type {
             case .voice:
                 voiceSessions += 1
