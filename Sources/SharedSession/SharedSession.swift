@@ -58,6 +58,19 @@ public final class SharedSession: Sendable {
         engine.setEventHandler { [weak self] event in self?.engineReported(event) }
     }
 
+    deinit {
+        // Nothing can hold a lease or a stream handle any more (both keep the session alive), so
+        // only the engine's side is left to tidy; no events, since no one can receive them.
+        applied.withLock { mirror in
+            guard !mirror.closed else { return }
+            if mirror.capturing { engine.stopCapture() }
+            for id in mirror.streams.keys.sorted() { engine.closeStream(id) }
+            if state.withLock({ $0.appliedConfiguration != nil }) {
+                engine.deactivate(notifyingOthers: policy.notifyOthersOnDeactivation)
+            }
+        }
+    }
+
     // MARK: Process-wide session
 
     private static let global = Locked<SharedSession?>(nil)
@@ -417,7 +430,9 @@ public final class SharedSession: Sendable {
         applied.withLock { mirror in
             let targets = state.withLock { $0.engineTarget.streams }
             for (id, target) in targets {
-                engine.setGain(target.gain, ramp: .zero, stream: id)
+                // A ramp, not a step: if the engine's render side kept a level other than the target
+                // across the outage, it glides there instead of clicking.
+                engine.setGain(target.gain, ramp: policy.fadeDown, stream: id)
                 engine.setPaused(target.paused, stream: id)
                 mirror.streams[id] = target
             }

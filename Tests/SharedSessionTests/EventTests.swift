@@ -144,6 +144,21 @@ struct OfflineEngineTests {
         #expect(session.voiceInput.availableToRead == 0)
     }
 
+    @Test("a session that goes away closes its streams and deactivates on the engine")
+    func sessionDeinitTidiesEngine() throws {
+        let engine = RecordingEngine()
+        do {
+            let session = SharedSession(engine: engine)
+            let lease = try session.acquire(.voice, owner: "watch-party")
+            _ = try session.openMainStream(source: try SineSource(frequency: 440, amplitude: 0.5))
+            lease.release()
+            _ = try session.acquire(.generic, owner: "feed")
+        }
+        #expect(engine.gains.isEmpty)
+        #expect(engine.activeConfiguration == nil)
+        #expect(!engine.isCapturing)
+    }
+
     @Test("a host-fed ring plays what the host wrote and silence when it runs dry")
     func ringSource() throws {
         let engine = OfflineEngine()
