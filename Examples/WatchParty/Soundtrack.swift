@@ -4,12 +4,15 @@ import SharedSession
 /// The scene's synthesized audio. Each voice sits in its own band (main 220/330 Hz, feed clip
 /// 880/1320 Hz, far-end voice 600/1200 Hz) so a spectrum or a listener can tell them apart in the mix.
 enum Soundtrack {
+    /// The movie's partials in hertz: what a meter listens for to read the movie out of the mix.
+    static let movieFrequencies: [Double] = [220, 330]
+
     /// The movie's soundtrack: an A3 + E4 fifth, looped forever.
     ///
     /// Each partial has amplitude 0.5, so the stem's RMS is 0.5 × gain: −6.02 dBFS + 20·log10(gain).
     static func movie() throws(SessionError) -> PCMBufferSource {
         // Whole-hertz partials over exactly one second loop without a seam.
-        try PCMBufferSource(samples: synthesize(seconds: 1, partials: [(220, 0.5), (330, 0.5)]), loops: true)
+        try PCMBufferSource(samples: synthesize(seconds: 1, partials: movieFrequencies.map { ($0, 0.5) }), loops: true)
     }
 
     /// A short clip from the social feed: a two-partial bell that fades in and out, so it starts and

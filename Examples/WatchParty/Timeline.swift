@@ -6,22 +6,23 @@ import Synchronization
 /// with the scene time, and the measured levels after each stretch of rendering.
 ///
 /// It is the session's delegate rather than an `events` subscriber because the delegate is called
-/// synchronously, on the thread that made the change: the engine's frame count at that moment is the
-/// event's exact place in the rendered audio. An `AsyncStream` consumer would read the clock later.
+/// synchronously, on the thread that made the change: on the offline engine the frame count at that
+/// moment is the event's exact place in the rendered audio. An `AsyncStream` consumer would read the
+/// clock later. (PipeWire's own events arrive on its event thread; they are stamped when they arrive.)
 final class Timeline: SharedSessionDelegate {
-    private let engine: OfflineEngine
+    private let playback: any ScenePlayback
     private let isQuiet: Bool
     /// Stream names by id, learnt from `streamOpened`, since later events carry only the id.
     private let streamNames = Mutex<[StreamID: String]>([:])
     private let eventCount = Atomic<Int>(0)
 
-    init(engine: OfflineEngine, quiet: Bool) {
-        self.engine = engine
+    init(playback: any ScenePlayback, quiet: Bool) {
+        self.playback = playback
         self.isQuiet = quiet
     }
 
-    /// Seconds of audio rendered so far: the scene's clock.
-    var now: Double { Double(engine.framesRendered) / Double(engine.format.sampleRate) }
+    /// Seconds of the scene played so far: the scene's clock.
+    var now: Double { playback.now }
 
     /// Events seen so far.
     var eventsSeen: Int { eventCount.load(ordering: .relaxed) }
@@ -40,11 +41,24 @@ final class Timeline: SharedSessionDelegate {
     }
 
     func level(main: Double?, mix: Double?, snapshot: SessionSnapshot) {
-        let gain =
-            snapshot.streams.first(where: \.isMain).map {
-                String(format: "gain %.3f", $0.gain) + ($0.isPaused ? ", paused" : "")
-            }
+        say(
+            String(format: "%9.3f  ", now) + "LEVEL main " + LevelMeter.format(main) + " (\(mainGain(snapshot)))"
+                + "  mix " + LevelMeter.format(mix) + "  | " + describe(snapshot))
+    }
+
+    /// The end of a step whose levels are measured from a recording after the scene.
+    func state(snapshot: SessionSnapshot) {
+        say(String(format: "%9.3f  ", now) + "STATE main (\(mainGain(snapshot)))  | " + describe(snapshot))
+    }
+
+    private func mainGain(_ snapshot: SessionSnapshot) -> String {
+        snapshot.streams.first(where: \.isMain).map {
+            String(format: "gain %.3f", $0.gain) + ($0.isPaused ? ", paused" : "")
+        }
             ?? "closed"
+    }
+
+    private func describe(_ snapshot: SessionSnapshot) -> String {
         let session: String
         if let active = snapshot.activeConfiguration {
             session = "\(active.category) (" + snapshot.owners.joined(separator: ", ") + ")"
@@ -53,9 +67,7 @@ final class Timeline: SharedSessionDelegate {
         }
         let ducks =
             snapshot.ducks.isEmpty ? "no ducks" : "ducked by " + snapshot.ducks.map(\.owner).joined(separator: ", ")
-        say(
-            String(format: "%9.3f  ", now) + "LEVEL main " + LevelMeter.format(main) + " (\(gain))"
-                + "  mix " + LevelMeter.format(mix) + "  | \(session), \(ducks)")
+        return "\(session), \(ducks)"
     }
 
     // MARK: SharedSessionDelegate

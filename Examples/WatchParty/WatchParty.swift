@@ -3,19 +3,35 @@ import Foundation
 import Logging
 import SharedSession
 
-/// The package's main job: a scripted watch-party scene on the offline engine, printed as a
-/// timeline and written to a WAV file a person can listen to.
+/// The package's main job: a scripted watch-party scene, on the offline engine or on a PipeWire
+/// daemon, printed as a timeline and written to a WAV file a person can listen to.
 @main
 struct WatchParty: ParsableCommand {
+    /// The engine the scene plays on.
+    enum Engine: String, CaseIterable, ExpressibleByArgument {
+        case offline
+        case pipewire
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "watch-party",
-        abstract: "Render a scripted watch-party scene on the offline engine and write the mix to a WAV file.",
+        abstract:
+            "Play a scripted watch-party scene on the offline engine or PipeWire and write the mix to a WAV file.",
         discussion: """
             A movie plays while a social-feed clip and then a voice chat share its audio session \
             through OverlayAudioBridge; another app's audio, the background, a locked screen and a \
             phone call come and go. Each session event is printed with its time in the scene, and \
             after each step the measured level of the movie's own stem.
+
+            With --engine pipewire the scene plays in real time on the PipeWire daemon that \
+            XDG_RUNTIME_DIR leads to (Scripts/pipewire-headless start), the locked screen forces the \
+            graph's quantum with pw-metadata, and the mix is a pw-record recording of the \
+            \(PipeWirePlayback.sink) monitor, trimmed to the scene; the movie's levels are read out of \
+            that recording by frequency after the scene.
             """)
+
+    @Option(help: "The engine that plays the scene: offline (rendered on demand, deterministic) or pipewire.")
+    var engine: Engine = .offline
 
     @Option(help: "Where to write the mix (48 kHz stereo, 32-bit float WAV).")
     var output = "watch-party.wav"
@@ -27,30 +43,48 @@ struct WatchParty: ParsableCommand {
         var logger = Logger(label: "watch-party.session")
         // The timeline already tells the story; in quiet mode only the library's errors get through.
         logger.logLevel = quiet ? .error : .warning
-        let engine = OfflineEngine(input: try Soundtrack.microphone())
-        let session = SharedSession(engine: engine, policy: .default, logger: logger)
-        let timeline = Timeline(engine: engine, quiet: quiet)
+        let playback = try makePlayback(logger: logger)
+        let session = SharedSession(engine: playback.engine, policy: .default, logger: logger)
+        let timeline = Timeline(playback: playback, quiet: quiet)
         // The session holds its delegate weakly; `timeline` lives until the end of run().
         session.delegate = timeline
 
-        timeline.say("watch-party: a scripted scene on the offline engine (\(engine.format))")
-        timeline.say("levels: RMS of the last 100 ms, dB re full scale; the movie at gain 1 reads -6.0 dBFS")
-        let (mix, readings) = try WatchPartyScene(engine: engine, session: session, timeline: timeline).run()
+        timeline.say("watch-party: a scripted scene on \(playback.summary)")
+        timeline.say(playback.levelsNote)
+        let (mix, readings) = try WatchPartyScene(playback: playback, session: session, timeline: timeline).run()
 
         timeline.say()
         timeline.say("The movie's level through the scene:")
         for reading in readings {
-            let level = LevelMeter.format(reading.mainLevel).padding(toLength: 12, withPad: " ", startingAt: 0)
+            let level = LevelMeter.format(playback.mainLevel(of: reading, in: mix))
+                .padding(toLength: 12, withPad: " ", startingAt: 0)
             timeline.say(String(format: "  %6.3f s  ", reading.time) + level + "  " + reading.label)
         }
         timeline.say("\(timeline.eventsSeen) session events.")
 
-        try WAVFile.write(mix, format: engine.format, to: output)
-        let frames = mix.count / engine.format.channels
+        let format = playback.engine.format
+        try WAVFile.write(mix, format: format, to: output)
+        let frames = mix.count / format.channels
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
         print(
             "wrote \(output): \(frames) frames, "
-                + String(format: "%.3f s", Double(frames) / Double(engine.format.sampleRate))
-                + ", \(engine.format), \(bytes) bytes")
+                + String(format: "%.3f s", Double(frames) / Double(format.sampleRate))
+                + ", \(format), \(bytes) bytes")
+    }
+
+    private func makePlayback(logger: Logger) throws -> any ScenePlayback {
+        switch engine {
+        case .offline:
+            return try OfflinePlayback()
+        case .pipewire:
+            do {
+                // pw-record writes next to the output; the output itself is the trimmed scene.
+                return try PipeWirePlayback(recordingTo: output + ".pw-record.wav", logger: logger)
+            } catch let error as SessionError where error.code == .engineUnavailable {
+                // The user asked for PipeWire: say why it is not there rather than play offline.
+                FileHandle.standardError.write(Data("watch-party: \(error.message)\n".utf8))
+                throw ExitCode.failure
+            }
+        }
     }
 }

@@ -1,8 +1,9 @@
 import SharedSession
 
 /// The scripted scene: a movie plays, a feed clip and then a voice chat borrow the shared session,
-/// and the platform interrupts along the way. Time only moves when the scene renders, so every run
-/// produces the same audio and the same timeline.
+/// and the platform interrupts along the way. How time passes is the playback's business: on the
+/// offline engine it only moves when the scene renders, so every run produces the same audio and the
+/// same timeline; on PipeWire it passes in real time.
 final class WatchPartyScene {
     /// One measurement of the main stream, for the closing summary.
     struct Reading {
@@ -11,22 +12,25 @@ final class WatchPartyScene {
         let mainLevel: Double?
     }
 
-    private let engine: OfflineEngine
+    private let playback: any ScenePlayback
     private let session: SharedSession
     private let timeline: Timeline
     private var mainStream: StreamID?
     private var readings: [Reading] = []
     private var microphoneFrames = 0
+    /// Frames the script has asked to play so far: the scene time each reading belongs to, the
+    /// same on both engines (on PipeWire the clock is a few milliseconds late by the time it is read).
+    private var sceneFrames = 0
 
-    init(engine: OfflineEngine, session: SharedSession, timeline: Timeline) {
-        self.engine = engine
+    init(playback: any ScenePlayback, session: SharedSession, timeline: Timeline) {
+        self.playback = playback
         self.session = session
         self.timeline = timeline
     }
 
     /// Plays the scene and returns the rendered mix, interleaved, with what was measured on the way.
     func run() throws -> (mix: [Float], readings: [Reading]) {
-        engine.startRecording()
+        try playback.begin()
 
         timeline.step("Host: open the movie (220 + 330 Hz chord) and play it at volume 0.8")
         // The host's own playback holds a session too, so the overlays below join an active session
@@ -116,34 +120,32 @@ final class WatchPartyScene {
                 + "watch-party \(held.party.generic + held.party.voice) sessions, \(held.party.ducks) ducks")
         session.close()
 
-        return (engine.stopRecording(), readings)
+        return (try playback.finish(timeline: timeline), readings)
     }
 
-    /// Renders `seconds` (rounded up to whole quanta, so the quantum only changes where the scene
-    /// says so) and prints the levels of its last 100 ms.
+    /// Plays `seconds` (rounded up to whole quanta, so the quantum only changes where the scene
+    /// says so) and prints the levels of its last 100 ms, or the session's state where the levels
+    /// are only measured from the recording after the scene.
     private func play(seconds: Double, quantum: Int = 1024, label: String) throws {
-        let format = engine.format
+        let format = playback.engine.format
         let quanta = Int((seconds * Double(format.sampleRate) / Double(quantum)).rounded(.up))
-        var mainStem: [Float] = []
-        var mix: [Float] = []
-        for _ in 0..<quanta {
-            let block = try engine.render(frames: quantum)
-            mainStem.append(
-                contentsOf: mainStream.flatMap { block.stems[$0] } ?? [Float](repeating: 0, count: block.mix.count))
-            mix.append(contentsOf: block.mix)
+        let levels = try playback.play(quanta: quanta, quantum: quantum, mainStream: mainStream, timeline: timeline) {
             // Stands in for the voice chat's sender, which must keep reading or the ring fills up.
             microphoneFrames += session.voiceInput.readAll().count / format.channels
         }
-        let mainLevel = LevelMeter.rmsDBFS(
-            of: mainStem, lastMilliseconds: 100, sampleRate: format.sampleRate, channels: format.channels)
-        let mixLevel = LevelMeter.rmsDBFS(
-            of: mix, lastMilliseconds: 100, sampleRate: format.sampleRate, channels: format.channels)
-        timeline.level(main: mainLevel, mix: mixLevel, snapshot: session.snapshot)
-        readings.append(Reading(time: timeline.now, label: label, mainLevel: mainLevel))
+        sceneFrames += quanta * quantum
+        if let levels {
+            timeline.level(main: levels.main, mix: levels.mix, snapshot: session.snapshot)
+        } else {
+            timeline.state(snapshot: session.snapshot)
+        }
+        readings.append(
+            Reading(time: Double(sceneFrames) / Double(format.sampleRate), label: label, mainLevel: levels?.main))
     }
 
     private func formatSeconds(_ frames: Int) -> String {
-        let tenths = (frames * 10 + engine.format.sampleRate / 2) / engine.format.sampleRate
+        let sampleRate = playback.engine.format.sampleRate
+        let tenths = (frames * 10 + sampleRate / 2) / sampleRate
         return "\(tenths / 10).\(tenths % 10) s"
     }
 }
