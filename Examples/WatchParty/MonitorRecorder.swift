@@ -61,14 +61,18 @@ final class MonitorRecorder: Sendable {
         dataOffset = offset
     }
 
-    /// Waits for the recorder's next write, which follows a graph cycle by well under a
-    /// millisecond, and returns the frames the file holds then: the recording's position now.
+    /// Frames in the file so far. pw-record writes each graph cycle as soon as it has run, so a
+    /// change in this count follows the cycle by well under a millisecond.
+    var framesWritten: Int { (Self.size(of: path) - dataOffset) / Self.bytesPerFrame }
+
+    /// Waits for the recorder's next write and returns the frames the file holds then: the
+    /// recording's position now, to within the poll (0.2 ms).
     func framesAtNextWrite() throws -> Int {
         let deadline = ContinuousClock.now + .seconds(2)
-        let before = Self.size(of: path)
+        let before = framesWritten
         while ContinuousClock.now < deadline {
-            let size = Self.size(of: path)
-            if size != before { return (size - dataOffset) / Self.bytesPerFrame }
+            let frames = framesWritten
+            if frames != before { return frames }
             Thread.sleep(forTimeInterval: 0.0002)
         }
         throw Failure(description: "pw-record stopped writing \(path) (no new samples for 2 s)")
@@ -91,8 +95,10 @@ final class MonitorRecorder: Sendable {
         return samples
     }
 
+    /// stat(2) rather than FileManager: it is polled every millisecond through the scene.
     private static func size(of path: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// The offset of the first sample, once the header is on disk.
@@ -111,3 +117,9 @@ final class MonitorRecorder: Sendable {
         return nil
     }
 }
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif

@@ -16,10 +16,22 @@ final class PipeWirePlayback: ScenePlayback {
     private static let graphQuantum = 1024
 
     private struct State {
+        /// Where the recorder's writes and the scene's clock are measured from.
+        var origin = ContinuousClock.now
         var start: ContinuousClock.Instant?
         /// Recording frame at scene time 0.
         var startFrame = 0
         var sceneFrames = 0
+        /// Frames in the recording at the last poll.
+        var framesWritten = 0
+        /// Since the last step ended, for each write seen: when (seconds from `origin`) and the
+        /// recording's lag, the wall clock in frames minus the frame the write began with.
+        var writes: [(time: Double, lag: Double)] = []
+        /// The lag at scene time 0, and at the last step's end.
+        var startLag: Double = 0
+        var lag: Double = 0
+        /// Recording frame at each step's end, by the scene frame it ends at.
+        var stepEnds: [Int: Int] = [:]
         /// The `clock.force-quantum` now set; 0 lets the graph choose.
         var forcedQuantum = 0
     }
@@ -46,8 +58,7 @@ final class PipeWirePlayback: ScenePlayback {
 
     var now: Double {
         guard let start = state.withLock({ $0.start }) else { return 0 }
-        let elapsed = (ContinuousClock.now - start).components
-        return Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
+        return Self.seconds(ContinuousClock.now - start)
     }
 
     var summary: String { "PipeWire in real time (sink \(Self.sink), \(pipewire.format))" }
@@ -58,12 +69,25 @@ final class PipeWirePlayback: ScenePlayback {
     }
 
     func begin() throws {
-        // Scene time 0 is a cycle boundary in the recording: right after the recorder wrote a cycle,
-        // the file's length is the recording's position, to within the poll (0.2 ms).
-        let frames = try recorder.framesAtNextWrite()
-        state.withLock {
-            $0.startFrame = frames
-            $0.start = .now
+        // Scene time 0 is placed in the recording by the recorder's writes during the lead-in.
+        _ = try recorder.framesAtNextWrite()
+        state.withLock { $0.framesWritten = recorder.framesWritten }
+        let lead = ContinuousClock.now + Self.lagWindow
+        while ContinuousClock.now < lead {
+            pollWrites()
+            Thread.sleep(forTimeInterval: 0.0002)
+        }
+        let now = ContinuousClock.now
+        let rate = Double(pipewire.format.sampleRate)
+        try state.withLock { state throws(MonitorRecorder.Failure) in
+            guard let lag = Self.lag(of: state.writes, endingAt: Self.seconds(now - state.origin)) else {
+                throw MonitorRecorder.Failure(description: "pw-record wrote nothing for \(Self.lagWindow)")
+            }
+            state.start = now
+            state.startLag = lag
+            state.lag = lag
+            state.startFrame = Int((Self.seconds(now - state.origin) * rate - lag).rounded())
+            state.writes = []
         }
     }
 
@@ -75,15 +99,37 @@ final class PipeWirePlayback: ScenePlayback {
             state.sceneFrames += quanta * quantum
             return (state.start ?? .now, state.sceneFrames)
         }
+        let rate = Double(pipewire.format.sampleRate)
         // Sleep to the step's planned end from the scene's start, so time spent in the scene's own
         // calls (a subprocess, a stream opening) never accumulates into drift.
-        let deadline = start + .microseconds(Int64(end) * 1_000_000 / Int64(pipewire.format.sampleRate))
+        let deadline = start + .microseconds(Int64(end) * 1_000_000 / Int64(rate))
         while true {
             drainInput()
+            pollWrites()
             let remaining = deadline - .now
             guard remaining > .zero else { break }
-            // Short naps: the capture ring is drained well within a quantum.
-            Thread.sleep(forTimeInterval: min(0.005, Double(remaining.components.attoseconds) * 1e-18))
+            // Millisecond naps: the writes are timed to a millisecond, and the capture ring is
+            // drained well within a quantum.
+            Thread.sleep(forTimeInterval: min(0.001, Self.seconds(remaining)))
+        }
+        // The recording can lose frames (it lost 3072 where the quantum fell back from 4096 to
+        // 1024), so its length since the start does not say where a step ends in it; the lag
+        // measured just before the step's end does.
+        let (lost, newlyLost) = state.withLock { state in
+            let endTime = Self.seconds(deadline - state.origin)
+            let lag = Self.lag(of: state.writes, endingAt: endTime) ?? state.lag
+            state.stepEnds[end] = Int((endTime * rate - lag).rounded())
+            state.writes = []
+            defer { state.lag = lag }
+            return (Int((lag - state.startLag).rounded()), Int((lag - state.lag).rounded()))
+        }
+        // Beyond 10 ms: less is the jitter of timing the writes.
+        if abs(newlyLost) > Int(rate) / 100 {
+            timeline.note(
+                String(
+                    format: "the recording %@ %d frames (%.1f ms) during this step, %d in all; "
+                        + "the closing levels are placed in it by its writes",
+                    newlyLost > 0 ? "lost" : "gained", abs(newlyLost), Double(abs(newlyLost)) * 1000 / rate, lost))
         }
         return nil
     }
@@ -115,10 +161,43 @@ final class PipeWirePlayback: ScenePlayback {
 
     func mainLevel(of reading: WatchPartyScene.Reading, in mix: [Float]) -> Double? {
         let format = pipewire.format
+        let sceneFrame = Int((reading.time * Double(format.sampleRate)).rounded())
+        let endFrame = state.withLock { state in
+            state.stepEnds[sceneFrame].map { $0 - state.startFrame } ?? sceneFrame
+        }
         return LevelMeter.toneRMSDBFS(
-            of: mix, frequencies: Soundtrack.movieFrequencies,
-            endFrame: Int((reading.time * Double(format.sampleRate)).rounded()), milliseconds: 100,
+            of: mix, frequencies: Soundtrack.movieFrequencies, endFrame: endFrame, milliseconds: 100,
             sampleRate: format.sampleRate, channels: format.channels)
+    }
+
+    /// How long before a point in time the writes that place it are taken from: a few cycles even
+    /// at a 4096-frame quantum, short enough that a loss earlier in the step does not count.
+    private static let lagWindow = Duration.milliseconds(250)
+
+    /// Notes a write by the recorder since the last poll. A write comes a little after the cycle
+    /// that made it (at once, or later if pw-record was kept waiting), so the smallest lag over a
+    /// few writes is the recording's position against the wall clock.
+    private func pollWrites() {
+        let written = recorder.framesWritten
+        let now = ContinuousClock.now
+        let rate = Double(pipewire.format.sampleRate)
+        state.withLock { state in
+            guard written != state.framesWritten else { return }
+            let time = Self.seconds(now - state.origin)
+            state.writes.append((time, time * rate - Double(state.framesWritten)))
+            state.framesWritten = written
+        }
+    }
+
+    /// The smallest lag of the writes in the ``lagWindow`` before `time`, or of all of them.
+    private static func lag(of writes: [(time: Double, lag: Double)], endingAt time: Double) -> Double? {
+        let window = seconds(lagWindow)
+        let recent = writes.filter { $0.time >= time - window }
+        return (recent.isEmpty ? writes : recent).map(\.lag).min()
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
     }
 
     /// Sets `clock.force-quantum` on the daemon with pw-metadata, as the platform would raise the
