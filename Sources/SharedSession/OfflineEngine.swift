@@ -154,7 +154,8 @@ public final class OfflineEngine: AudioEngine {
         if isQuantum {
             // Reported before the quantum renders, as a graph announces its new size before the cycle.
             let previous = lastQuantum.exchange(frames, ordering: .relaxed)
-            if previous != frames, previous != 0 { handler?(.quantumChanged(frames: frames)) }
+            // The first quantum is reported too, as a sound server reports the graph's starting one.
+            if previous != frames { handler?(.quantumChanged(frames: frames)) }
         }
         let active = streams.withLock { streams in
             streams.order.compactMap { id in streams.renderers[id].map { (id, $0) } }

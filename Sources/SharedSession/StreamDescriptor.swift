@@ -43,11 +43,15 @@ public struct StreamDescriptor: Hashable, Sendable {
     /// Background music is muted while another app's audio plays under a mixable category (the
     /// Wwise BGM bus behaviour).
     public var isBackgroundMusic: Bool
+    /// The output to play to, by the sound server's name for it (PipeWire's `node.name` of a sink);
+    /// `nil` follows the default output. An engine with one output (the offline engine) ignores it.
+    public var target: String?
 
     /// Describes a stream.
-    public init(name: String, role: StreamRole, isBackgroundMusic: Bool = false) {
+    public init(name: String, role: StreamRole, isBackgroundMusic: Bool = false, target: String? = nil) {
         self.name = name
         self.role = role
         self.isBackgroundMusic = isBackgroundMusic
+        self.target = target
     }
 }

@@ -41,6 +41,11 @@ final class EngineCore {
     // Connection state.
     private var lostAt: ContinuousClock.Instant?
     private var brokenReason: String?
+    /// The sequence number of the sync sent after connecting; its `done` means the registry has
+    /// announced every object that existed then (every sink a stream may name as its target).
+    private var registrySync: Int32 = -1
+    /// Whether the registry's first enumeration since the last connection is complete.
+    private(set) var isRegistrySynced = false
     private var attempts = 0
     private var retryDelay = Duration.milliseconds(100)
     private var nextAttempt = ContinuousClock.now
@@ -142,6 +147,8 @@ final class EngineCore {
         brokenReason = nil
         _ = CPipeWireShim_coreAddListener(core, coreHook, coreEvents, Unmanaged.passUnretained(self).toOpaque())
         watcher = RegistryWatcher(core: core, observer: self)
+        isRegistrySynced = false
+        registrySync = CPipeWireShim_coreSync(core)
         for id in streams.keys.sorted() {
             do {
                 try openNode(for: id)
@@ -268,17 +275,29 @@ final class EngineCore {
 
     private func openNode(for id: StreamID) throws(SessionError) {
         guard let core, let open = streams[id] else { return }
+        var properties: [(String, String)] = [
+            (PW_KEY_MEDIA_TYPE, "Audio"),
+            (PW_KEY_MEDIA_CATEGORY, "Playback"),
+            (PW_KEY_MEDIA_ROLE, open.descriptor.role.name),
+            (PW_KEY_NODE_NAME, "\(nodePrefix).\(id.rawValue)"),
+            (PW_KEY_NODE_DESCRIPTION, open.descriptor.name),
+            (PW_KEY_APP_NAME, applicationName),
+        ]
+        if let target = open.descriptor.target {
+            // Without this check the session manager would quietly play an unknown target on the
+            // default sink, or leave the stream unlinked.
+            guard sinks.values.contains(target) else {
+                throw SessionError(
+                    code: .unknownTarget,
+                    message: "no sink named \(target) on the PipeWire daemon (sinks: "
+                        + "\(sinks.values.sorted().joined(separator: ", "))): name one of them, or pass nil to "
+                        + "follow the default sink")
+            }
+            properties.append((PW_KEY_TARGET_OBJECT, target))
+        }
         let node = try PipeWireStream(
             core: core, id: id, kind: .playback(open.renderer), name: open.descriptor.name,
-            properties: [
-                (PW_KEY_MEDIA_TYPE, "Audio"),
-                (PW_KEY_MEDIA_CATEGORY, "Playback"),
-                (PW_KEY_MEDIA_ROLE, open.descriptor.role.name),
-                (PW_KEY_NODE_NAME, "\(nodePrefix).\(id.rawValue)"),
-                (PW_KEY_NODE_DESCRIPTION, open.descriptor.name),
-                (PW_KEY_APP_NAME, applicationName),
-            ],
-            format: format, shared: shared)
+            properties: properties, format: format, shared: shared)
         node.observer = self
         streams[id]?.node = node
     }
@@ -346,8 +365,16 @@ final class EngineCore {
 
     // MARK: Callbacks
 
+    private func coreDone(id: UInt32, seq: Int32) {
+        if id == UInt32(PW_ID_CORE), seq == registrySync { isRegistrySynced = true }
+    }
+
     private static func fillEvents(_ events: UnsafeMutablePointer<pw_core_events>) {
         events.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
+        events.pointee.done = { data, id, seq in
+            guard let data else { return }
+            Unmanaged<EngineCore>.fromOpaque(data).takeUnretainedValue().coreDone(id: id, seq: seq)
+        }
         events.pointee.error = { data, id, _, result, message in
             guard let data else { return }
             Unmanaged<EngineCore>.fromOpaque(data).takeUnretainedValue().coreError(

@@ -56,6 +56,12 @@ public final class PipeWireEngine: AudioEngine {
         }
         do {
             try loop.withLock { core in try core.start() }
+            // Wait (briefly: one round trip, a few ms) for the registry's first enumeration, so a
+            // stream opened right away that names its target sink finds it.
+            let deadline = ContinuousClock.now + .seconds(2)
+            while !loop.withLock({ $0.isRegistrySynced }), ContinuousClock.now < deadline {
+                usleep(2_000)
+            }
         } catch let error as SessionError {
             loop.stop { $0.shutdown() }
             throw error

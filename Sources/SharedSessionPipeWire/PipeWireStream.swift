@@ -114,6 +114,9 @@ final class PipeWireStream {
     /// Call with the loop lock held.
     func destroy() {
         guard !hookReleased else { return }
+        // Being torn down takes the stream through PAUSED; with the observer still attached that
+        // read as the server pausing it, a false fault on every close.
+        observer = nil
         pw_stream_destroy(stream)
         releaseHooks()
     }
@@ -172,7 +175,10 @@ final class PipeWireStream {
             let size = min(Int(chunk.pointee.size), maxSize &- offset)
             let samples = size / 4
             let start = (base + offset).assumingMemoryBound(to: Float.self)
-            _ = ring.write(UnsafeBufferPointer(start: start, count: samples))
+            // An interruption silences the voice input too, as the offline engine does.
+            if !shared.suspended.load(ordering: .relaxed) {
+                _ = ring.write(UnsafeBufferPointer(start: start, count: samples))
+            }
             if shared.dataThread.load(ordering: .relaxed) == 0 {
                 shared.dataThread.store(UInt(pthread_self()), ordering: .relaxed)
             }

@@ -25,9 +25,14 @@ extern void __libc_free(void *);
 extern void *__libc_memalign(size_t, size_t);
 
 static __thread int armed __attribute__((tls_model("initial-exec")));
+// An armed thread's counts are its own, so tests measuring on different threads at the same time
+// (Swift Testing runs them in parallel) never add to each other's.
+static __thread int64_t allocations __attribute__((tls_model("initial-exec")));
+static __thread int64_t frees __attribute__((tls_model("initial-exec")));
+static __thread int64_t locks __attribute__((tls_model("initial-exec")));
+static __thread int64_t syscalls __attribute__((tls_model("initial-exec")));
 static _Atomic(pthread_t) watched;
 static _Atomic int watching;
-static _Atomic int64_t allocations, frees, locks, syscalls;
 static _Atomic int64_t watched_allocations, watched_frees, watched_locks, watched_syscalls;
 
 static inline int is_watched(void) {
@@ -36,7 +41,7 @@ static inline int is_watched(void) {
 }
 
 #define COUNT(counter) do { \
-        if (armed) atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed); \
+        if (armed) counter += 1; \
         else if (is_watched()) atomic_fetch_add_explicit(&watched_##counter, 1, memory_order_relaxed); \
     } while (0)
 
@@ -50,15 +55,14 @@ void CRealtimeProbe_unwatch(void) { atomic_store(&watching, 0); }
 pthread_t CRealtimeProbe_currentThread(void) { return pthread_self(); }
 
 void CRealtimeProbe_reset(void) {
-    atomic_store(&allocations, 0);
-    atomic_store(&frees, 0);
-    atomic_store(&locks, 0);
-    atomic_store(&syscalls, 0);
+    allocations = 0;
+    frees = 0;
+    locks = 0;
+    syscalls = 0;
 }
 
 CRealtimeProbe_Counts CRealtimeProbe_read(void) {
-    CRealtimeProbe_Counts counts = {
-        atomic_load(&allocations), atomic_load(&frees), atomic_load(&locks), atomic_load(&syscalls)};
+    CRealtimeProbe_Counts counts = {allocations, frees, locks, syscalls};
     return counts;
 }
 
@@ -77,13 +81,13 @@ CRealtimeProbe_Counts CRealtimeProbe_readWatched(void) {
 }
 
 int CRealtimeProbe_isInterposing(void) {
-    int64_t before = atomic_load(&allocations);
+    int64_t before = allocations;
     int was = armed;
     armed = 1;
     void *volatile p = malloc(24);
     armed = was;
     free(p);
-    return atomic_load(&allocations) > before;
+    return allocations > before;
 }
 
 #if defined(__has_feature)

@@ -165,3 +165,13 @@ enum Daemon {
         return url
     }
 }
+
+extension Trait where Self == ConditionTrait {
+    /// For tests that change or kill the daemon: they run only against the private one that
+    /// Scripts/pipewire-headless started, never a desktop session's.
+    static var privateDaemonOnly: Self {
+        .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
+            Daemon.isPrivate
+        }
+    }
+}

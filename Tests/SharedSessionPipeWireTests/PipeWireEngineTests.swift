@@ -85,6 +85,26 @@ extension DaemonTests {
             #expect(throws: SessionError.self) { try engine.startCapture(into: AudioRingBuffer(minimumCapacity: 64)) }
         }
 
+        @Test("daemon: a stream naming an unknown target sink is refused with unknownTarget and the sinks there are")
+        func unknownTargetIsRefused() async throws {
+            let rig = try EngineRig()
+            defer { rig.stop() }
+            let error = #expect(throws: SessionError.self) {
+                try rig.engine.openStream(
+                    mainID, descriptor: StreamDescriptor(name: "main", role: .movie, target: "no-such-sink"),
+                    source: SineSource(frequency: mainTone, amplitude: 0.5), gain: 1, paused: false)
+            }
+            #expect(error?.code == .unknownTarget)
+            #expect(error?.message.contains("no-such-sink") == true)
+            let sink = try #require(rig.engine.defaultSink)
+            #expect(error?.message.contains(sink) == true)
+            // Naming a sink that exists plays on it.
+            try rig.engine.openStream(
+                mainID, descriptor: StreamDescriptor(name: "main", role: .movie, target: sink),
+                source: SineSource(frequency: mainTone, amplitude: 0.5), gain: 1, paused: false)
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+        }
+
         @Test("daemon: the main stream plays at its level on the null sink, on a real-time data thread")
         func mainStreamPlays() async throws {
             let rig = try EngineRig()
@@ -170,10 +190,7 @@ extension DaemonTests {
         }
 
         @Test(
-            "daemon: the quantum forced from 1024 to 4096 and back plays on with no gap",
-            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
-                Daemon.isPrivate
-            }
+            "daemon: the quantum forced from 1024 to 4096 and back plays on with no gap", .privateDaemonOnly
         )
         func quantumChangeHasNoGap() async throws {
             let rig = try EngineRig()
@@ -282,9 +299,7 @@ extension DaemonTests {
 
         @Test(
             "daemon: the default sink changing is a routeConfigurationChange and the streams follow it",
-            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
-                Daemon.isPrivate
-            }
+            .privateDaemonOnly
         )
         func defaultSinkChange() async throws {
             let rig = try EngineRig()
@@ -321,10 +336,7 @@ extension DaemonTests {
         }
 
         @Test(
-            "daemon: voice capture receives what is played into the default source",
-            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
-                Daemon.isPrivate
-            }
+            "daemon: voice capture receives what is played into the default source", .privateDaemonOnly
         )
         func voiceCapture() async throws {
             let rig = try EngineRig()

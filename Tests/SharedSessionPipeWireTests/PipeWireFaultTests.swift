@@ -8,9 +8,7 @@ extension DaemonTests {
     struct FaultTests {
         @Test(
             "daemon: the session manager dying pauses our stream (a fault), a stream opened then never starts (a fault); restarting both daemons recovers",
-            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
-                Daemon.isPrivate
-            }
+            .privateDaemonOnly
         )
         func sessionManagerDeath() async throws {
             let rig = try EngineRig()
@@ -42,9 +40,7 @@ extension DaemonTests {
 
         @Test(
             "daemon: the sink our streams play to going away is oldDeviceUnavailable, then they follow the new default",
-            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
-                Daemon.isPrivate
-            }
+            .privateDaemonOnly
         )
         func sinkDisappears() async throws {
             let rig = try EngineRig()

@@ -182,9 +182,7 @@ extension DaemonTests {
 
         @Test(
             "daemon: the quantum forced from 1024 to 4096 and back: no error, no gap, the session follows",
-            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
-                Daemon.isPrivate
-            }
+            .privateDaemonOnly
         )
         func quantumChange() async throws {
             let rig = try SessionRig()
@@ -242,9 +240,7 @@ extension DaemonTests {
 
         @Test(
             "daemon: killed by pid and restarted while ducked: the engine reconnects, the main stream is back still ducked, then restored",
-            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
-                Daemon.isPrivate
-            }
+            .privateDaemonOnly
         )
         func daemonRestartWhileDucked() async throws {
             let rig = try SessionRig()
@@ -296,9 +292,7 @@ extension DaemonTests {
 
         @Test(
             "daemon: a voice lease opens the capture stream and it receives what is played into the source",
-            .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
-                Daemon.isPrivate
-            }
+            .privateDaemonOnly
         )
         func voiceLeaseCaptures() async throws {
             let rig = try SessionRig()

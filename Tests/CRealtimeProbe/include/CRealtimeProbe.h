@@ -21,9 +21,9 @@ void CRealtimeProbe_disarmCurrentThread(void);
 void CRealtimeProbe_watchThread(pthread_t thread);
 /// Stops watching.
 void CRealtimeProbe_unwatch(void);
-/// Zeroes the armed threads' counters.
+/// Zeroes the calling thread's armed counters.
 void CRealtimeProbe_reset(void);
-/// Reads the armed threads' counters.
+/// Reads the calling thread's armed counters (each armed thread counts only its own calls).
 CRealtimeProbe_Counts CRealtimeProbe_read(void);
 /// Zeroes the watched thread's counters.
 void CRealtimeProbe_resetWatched(void);
