@@ -3,10 +3,10 @@ public import Logging
 public import SharedSession
 import Synchronization
 
-/// An ``AudioEngine`` that plays the session's streams as PipeWire streams of one client.
+/// An `AudioEngine` that plays the session's streams as PipeWire streams of one client.
 ///
 /// Each stream the session opens is a `pw_stream` (F32 stereo 48 kHz, `media.role` from its
-/// ``StreamDescriptor``) whose real-time process callback renders it with a ``StreamRenderer``: gains
+/// `StreamDescriptor`) whose real-time process callback renders it with a `StreamRenderer`: gains
 /// and pauses ramp per sample there, never through PipeWire's stepped stream volume, which the
 /// engine holds at 1. Voice capture is a capture stream of the default source.
 ///
@@ -18,7 +18,7 @@ import Synchronization
 /// and pause state it had.
 ///
 /// Creating one needs a running PipeWire daemon reachable through `XDG_RUNTIME_DIR`; without one
-/// the initializer throws ``SessionError`` with code `engineUnavailable` and the host can use the
+/// the initializer throws `SessionError` with code `engineUnavailable` and the host can use the
 /// offline engine instead.
 public final class PipeWireEngine: AudioEngine {
     public let format: AudioFormat = .standard
@@ -35,7 +35,7 @@ public final class PipeWireEngine: AudioEngine {
     ///   - remoteName: The daemon's socket in `XDG_RUNTIME_DIR` (`remote.name`); nil for PipeWire's
     ///     default (`PIPEWIRE_REMOTE`, else `pipewire-0`).
     ///   - logger: Where the engine logs; never used on the real-time thread.
-    /// - Throws: ``SessionError`` with code `engineUnavailable` if no daemon can be reached; the
+    /// - Throws: `SessionError` with code `engineUnavailable` if no daemon can be reached; the
     ///   message says how to start one.
     public init(
         applicationName: String = "SharedSession", remoteName: String? = nil,

@@ -9,10 +9,10 @@ protocol StreamObserver: AnyObject {
 }
 
 /// One `pw_stream`, from `pw_stream_new` to `pw_stream_destroy`. A reconnection makes a new one
-/// for the same ``StreamID``; the gain and pause state survive in the ``StreamRenderer``.
+/// for the same ``StreamID``; the gain and pause state survive in the `StreamRenderer`.
 ///
-/// Playback streams render with their ``StreamRenderer`` in the process callback; capture streams
-/// copy what they receive into an ``AudioRingBuffer``. The process callback runs on PipeWire's
+/// Playback streams render with their `StreamRenderer` in the process callback; capture streams
+/// copy what they receive into an `AudioRingBuffer`. The process callback runs on PipeWire's
 /// real-time data thread: it touches only `let` properties, atomics and the buffers PipeWire hands
 /// it, and never locks, allocates or logs.
 final class PipeWireStream {

@@ -7,7 +7,7 @@ import Synchronization
     import Darwin
 #endif
 
-/// A kit that SDK authors and hosts run against any ``OverlayAudioDelegate`` implementation, from
+/// A kit that SDK authors and hosts run against any `OverlayAudioDelegate` implementation, from
 /// their own XCTest or Swift Testing suite, to check the contract's rules.
 ///
 /// It depends on no test framework (like swift-nio's `ByteToMessageDecoderVerifier`): ``verify(_:make:)``
@@ -63,7 +63,7 @@ public enum OverlayAudioConformance {
             self.duckLevel = duckLevel
         }
 
-        /// An ``OverlayAudioBridge`` over a new ``SharedSession`` on a ``RecordingEngine``: the reference
+        /// An `OverlayAudioBridge` over a new `SharedSession` on a ``RecordingEngine``: the reference
         /// implementation, and an example of wiring a subject.
         public static func bridge(policy: SessionPolicy = .default) -> Subject {
             let session = SharedSession(engine: RecordingEngine(), policy: policy)
@@ -81,7 +81,7 @@ public enum OverlayAudioConformance {
         }
     }
 
-    /// A rule of the ``OverlayAudioDelegate`` contract.
+    /// A rule of the `OverlayAudioDelegate` contract.
     public enum Rule: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         case genericSessionActivates = "generic session activates and its release deactivates"
         case voiceTakesPrecedence = "voice takes precedence over generic"

@@ -1,7 +1,7 @@
 public import SharedSession
 import Synchronization
 
-/// A ``SharedSessionDelegate`` that keeps every event and counts the specific hooks, for tests.
+/// A `SharedSessionDelegate` that keeps every event and counts the specific hooks, for tests.
 public final class RecordingDelegate: SharedSessionDelegate {
     private struct Storage {
         var events: [SessionEvent] = []

@@ -2,7 +2,7 @@ public import SharedSession
 import Synchronization
 
 /// A fake engine that records every call the session makes, keeps the state those calls leave, and
-/// can be told to refuse: for tests of code that drives a ``SharedSession`` without rendering audio.
+/// can be told to refuse: for tests of code that drives a `SharedSession` without rendering audio.
 public final class RecordingEngine: AudioEngine {
     /// One call the session made.
     public enum Call: Sendable, Hashable, CustomStringConvertible {
