@@ -134,6 +134,7 @@ final class Timeline: SharedSessionDelegate {
         case .sessionLease(let id, let owner): "\(owner) session \(id)"
         case .duckLease(let id, let owner): "\(owner) duck \(id)"
         case .host: "host"
+        case .unit(let owner): owner
         case .system(let event): "system: \(event)"
         case .engine(let event): "engine: \(event)"
         }

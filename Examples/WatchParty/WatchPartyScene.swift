@@ -48,7 +48,8 @@ final class WatchPartyScene {
         try feed.prepareAudioSession(for: .generic)
         feed.requestAudioDucking()
         let clip = try session.openStream(
-            StreamDescriptor(name: "feed-clip", role: .music), source: try Soundtrack.feedClip(seconds: 2))
+            StreamDescriptor(name: "feed-clip", role: .music), source: try Soundtrack.feedClip(seconds: 2),
+            owner: "social-feed")
         try play(seconds: 2, label: "ducked under the feed clip")
 
         timeline.step("social-feed SDK: the clip has ended; undo the duck and the session")
@@ -71,7 +72,8 @@ final class WatchPartyScene {
         try party.prepareAudioSession(for: .voice)
         party.requestAudioDucking()
         let voice = try session.openStream(
-            StreamDescriptor(name: "far-end-voice", role: .communication), source: try Soundtrack.farEndVoice())
+            StreamDescriptor(name: "far-end-voice", role: .communication), source: try Soundtrack.farEndVoice(),
+            owner: "watch-party")
         try play(seconds: 1.2, label: "ducked under the voice chat")
 
         timeline.step("Host: the viewer turns the movie down to 0.6 during the chat")

@@ -38,7 +38,8 @@ public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
         if let lease = held.withLock({ $0.ducks.popLast() }) {
             lease.release()
         } else {
-            session.ignoredRelease(owner: owner, what: "disableAudioDucking() without a duck", cause: .host)
+            session.ignoredRelease(
+                owner: owner, what: "disableAudioDucking() without a duck", cause: .unit(owner: owner))
         }
     }
 
@@ -53,7 +54,7 @@ public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
         } else {
             session.ignoredRelease(
                 owner: owner, what: "disableAudioSession(for: .\(type)) without a prepared \(type) session",
-                cause: .host)
+                cause: .unit(owner: owner))
         }
     }
 

@@ -51,6 +51,8 @@ public struct StreamInfo: Sendable, Hashable, CustomStringConvertible {
     public let descriptor: StreamDescriptor
     /// Whether it is the main video-audio stream.
     public let isMain: Bool
+    /// The unit that opened it, or `nil` for the host.
+    public let owner: String?
     /// Its own volume (the host's volume for the main stream).
     public let volume: Float
     /// The gain the engine is told to reach.

@@ -18,7 +18,11 @@ struct SessionState: Sendable {
         let id: StreamID
         let descriptor: StreamDescriptor
         let isMain: Bool
+        /// The unit that opened it, or `nil` for the host.
+        let owner: String?
         var volume: Float
+
+        var cause: EventCause { owner.map { .unit(owner: $0) } ?? .host }
     }
 
     struct StreamTarget: Sendable, Hashable {
@@ -163,12 +167,7 @@ struct SessionState: Sendable {
             secondaryAudioShouldBeSilencedHint: otherAudioPlaying,
             isBackgroundMusicMuted: isBackgroundMusicMuted,
             currentRoute: currentRoute,
-            streams: streams.map { record in
-                let target = target(for: record)
-                return StreamInfo(
-                    id: record.id, descriptor: record.descriptor, isMain: record.isMain,
-                    volume: record.isMain ? hostVolume : record.volume, gain: target.gain, isPaused: target.paused)
-            },
+            streams: streams.map(info(of:)),
             isEngineConnected: engineConnected,
             quantum: quantum,
             takenAt: now)
@@ -417,7 +416,7 @@ struct SessionState: Sendable {
     // MARK: Streams
 
     mutating func addStream(
-        _ descriptor: StreamDescriptor, isMain: Bool, volume: Float
+        _ descriptor: StreamDescriptor, isMain: Bool, owner: String?, volume: Float
     ) throws(SessionError) -> StreamID {
         if isMain, let existing = streams.first(where: \.isMain) {
             throw SessionError(
@@ -427,33 +426,31 @@ struct SessionState: Sendable {
         }
         let id = StreamID(rawValue: nextStream)
         nextStream += 1
-        streams.append(StreamRecord(id: id, descriptor: descriptor, isMain: isMain, volume: volume))
+        streams.append(StreamRecord(id: id, descriptor: descriptor, isMain: isMain, owner: owner, volume: volume))
         return id
     }
 
     /// Reports a stream the engine opened.
     mutating func streamOpened(_ id: StreamID) {
         guard let record = streams.first(where: { $0.id == id }) else { return }
+        emit(.streamOpened(info(of: record)), record.cause)
+    }
+
+    func info(of record: StreamRecord) -> StreamInfo {
         let target = target(for: record)
-        emit(
-            .streamOpened(
-                StreamInfo(
-                    id: id, descriptor: record.descriptor, isMain: record.isMain,
-                    volume: record.isMain ? hostVolume : record.volume, gain: target.gain, isPaused: target.paused)),
-            .host)
+        return StreamInfo(
+            id: record.id, descriptor: record.descriptor, isMain: record.isMain, owner: record.owner,
+            volume: record.isMain ? hostVolume : record.volume, gain: target.gain, isPaused: target.paused)
     }
 
     /// Removes a stream; returns its last info, or `nil` if it was not open.
     mutating func removeStream(_ id: StreamID, emitting: Bool) -> StreamInfo? {
         guard let index = streams.firstIndex(where: { $0.id == id }) else { return nil }
         let record = streams[index]
-        let target = target(for: record)
-        let info = StreamInfo(
-            id: id, descriptor: record.descriptor, isMain: record.isMain,
-            volume: record.isMain ? hostVolume : record.volume, gain: target.gain, isPaused: target.paused)
-        change(.host) { state in
+        let info = info(of: record)
+        change(record.cause) { state in
             state.streams.remove(at: index)
-            if emitting { state.emit(.streamClosed(info), .host) }
+            if emitting { state.emit(.streamClosed(info), record.cause) }
         }
         return info
     }
@@ -465,9 +462,10 @@ struct SessionState: Sendable {
             return true
         }
         let old = streams[index].volume
-        change(.host) { state in
+        let cause = streams[index].cause
+        change(cause) { state in
             state.streams[index].volume = volume
-            if old != volume { state.emit(.streamVolumeChanged(id, from: old, to: volume), .host) }
+            if old != volume { state.emit(.streamVolumeChanged(id, from: old, to: volume), cause) }
         }
         return true
     }

@@ -305,22 +305,30 @@ public final class SharedSession: Sendable {
     public func openMainStream(
         _ descriptor: StreamDescriptor = StreamDescriptor(name: "main", role: .movie), source: any AudioSource
     ) throws(SessionError) -> StreamHandle {
-        try openStream(descriptor, source: source, isMain: true, volume: 1)
+        try openStream(descriptor, source: source, isMain: true, owner: nil, volume: 1)
     }
 
     /// Opens an overlay stream (a feed clip, a notification, the far end of a voice chat) at its own
     /// `volume`. Ducking does not touch it; background-music muting does if the descriptor says so.
     ///
+    /// `owner` names the unit that plays it (an SDK's name), so the stream's events say who caused
+    /// them; `nil` for the host's own streams.
+    ///
     /// - Throws: ``SessionError`` with code `invalidValue` for a bad volume, or the engine's error.
     public func openStream(
-        _ descriptor: StreamDescriptor, source: any AudioSource, volume: Float = 1
+        _ descriptor: StreamDescriptor, source: any AudioSource, volume: Float = 1, owner: String? = nil
     ) throws(SessionError) -> StreamHandle {
-        try SessionError.checkUnitInterval(volume, name: "stream volume")
-        return try openStream(descriptor, source: source, isMain: false, volume: volume)
+        do {
+            try SessionError.checkUnitInterval(volume, name: "stream volume")
+        } catch {
+            reject(error)
+            throw error
+        }
+        return try openStream(descriptor, source: source, isMain: false, owner: owner, volume: volume)
     }
 
     private func openStream(
-        _ descriptor: StreamDescriptor, source: any AudioSource, isMain: Bool, volume: Float
+        _ descriptor: StreamDescriptor, source: any AudioSource, isMain: Bool, owner: String?, volume: Float
     ) throws(SessionError) -> StreamHandle {
         let id: StreamID
         do {
@@ -329,7 +337,7 @@ public final class SharedSession: Sendable {
                     throw SessionError(code: .streamRefused, message: "the session is closed: make a new session")
                 }
                 let (id, target) = try state.withLock { state throws(SessionError) in
-                    let id = try state.addStream(descriptor, isMain: isMain, volume: volume)
+                    let id = try state.addStream(descriptor, isMain: isMain, owner: owner, volume: volume)
                     return (id, state.engineTarget.streams[id]!)
                 }
                 do {
