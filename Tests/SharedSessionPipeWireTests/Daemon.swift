@@ -166,6 +166,17 @@ enum Daemon {
     }
 }
 
+extension Daemon {
+    /// Makes `name` the configured default sink, or with `nil` lets the session manager choose again.
+    static func setDefaultSink(_ name: String?) {
+        if let name {
+            run("pw-metadata", ["0", "default.configured.audio.sink", "{ \"name\": \"\(name)\" }", "Spa:String:JSON"])
+        } else {
+            run("pw-metadata", ["0", "default.configured.audio.sink", "-d"])
+        }
+    }
+}
+
 extension Trait where Self == ConditionTrait {
     /// For tests that change or kill the daemon: they run only against the private one that
     /// Scripts/pipewire-headless started, never a desktop session's.

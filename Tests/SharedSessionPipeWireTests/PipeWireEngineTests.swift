@@ -304,15 +304,14 @@ extension DaemonTests {
         func defaultSinkChange() async throws {
             let rig = try EngineRig()
             defer {
-                Daemon.run("pw-metadata", ["0", "default.configured.audio.sink", "-d"])
+                Daemon.setDefaultSink(nil)
                 rig.stop()
             }
             try rig.openMain()
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             let original = try #require(rig.engine.defaultSink)
             let other = "sharedsession-voice-in"
-            Daemon.run(
-                "pw-metadata", ["0", "default.configured.audio.sink", "{ \"name\": \"\(other)\" }", "Spa:String:JSON"])
+            Daemon.setDefaultSink(other)
             let event = try await rig.events.wait {
                 if case .system(.routeChanged) = $0 { true } else { false }
             }
@@ -322,9 +321,7 @@ extension DaemonTests {
                         .routeChanged(
                             RouteChange(
                                 reason: .routeConfigurationChange, previousOutput: original, currentOutput: other))))
-            Daemon.run(
-                "pw-metadata",
-                ["0", "default.configured.audio.sink", "{ \"name\": \"\(original)\" }", "Spa:String:JSON"])
+            Daemon.setDefaultSink(original)
             let back = try await rig.events.wait {
                 $0
                     == .system(

@@ -45,7 +45,7 @@ extension DaemonTests {
         func sinkDisappears() async throws {
             let rig = try EngineRig()
             defer {
-                Daemon.run("pw-metadata", ["0", "default.configured.audio.sink", "-d"])
+                Daemon.setDefaultSink(nil)
                 rig.stop()
             }
             try rig.openMain()
@@ -61,8 +61,7 @@ extension DaemonTests {
                 ])
             try #require(created.status == 0, "\(created.output)")
             let id = try #require(Daemon.nodeID(named: name), "pw-cli create-node: \(created.output)")
-            Daemon.run(
-                "pw-metadata", ["0", "default.configured.audio.sink", "{ \"name\": \"\(name)\" }", "Spa:String:JSON"])
+            Daemon.setDefaultSink(name)
             let moved = try await rig.events.wait {
                 $0
                     == .system(
