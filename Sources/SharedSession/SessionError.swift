@@ -20,6 +20,7 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
             case quantumOutOfRange
             case fileError
             case connectionLost
+            case sessionClosed
         }
 
         private let base: Base
@@ -47,6 +48,8 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let fileError = Code(.fileError)
         /// The connection to the sound server broke.
         public static let connectionLost = Code(.connectionLost)
+        /// The session was closed; make a new one.
+        public static let sessionClosed = Code(.sessionClosed)
 
         public var description: String { base.rawValue }
     }

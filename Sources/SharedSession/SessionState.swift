@@ -316,9 +316,23 @@ struct SessionState: Sendable {
         return refused.map(\.info.id)
     }
 
-    /// Takes the reason a lease was refused, if it was.
+    /// Takes the reason a lease was refused, if it was. A lease still waiting after the reconcile step
+    /// (the session was closed, or the engine kept changing its mind) is removed and refused too.
     mutating func takeRefusal(_ id: LeaseID) -> SessionError? {
-        refusals.removeValue(forKey: id)
+        if let refusal = refusals.removeValue(forKey: id) { return refusal }
+        guard let index = leases.firstIndex(where: { $0.info.id == id && !$0.granted }) else { return nil }
+        let owner = leases[index].info.owner
+        leases.remove(at: index)
+        if isClosed {
+            return SessionError(
+                code: .sessionClosed,
+                message:
+                    "the session is closed, so the session of \(owner) cannot be activated: make a new SharedSession")
+        }
+        return SessionError(
+            code: .activationRefused,
+            message:
+                "the engine did not settle on a configuration for the session of \(owner): retry, or check the engine")
     }
 
     mutating func deactivated() {

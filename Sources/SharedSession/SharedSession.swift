@@ -334,7 +334,10 @@ public final class SharedSession: Sendable {
         do {
             id = try applied.withLock { mirror throws(SessionError) -> StreamID in
                 guard !mirror.closed else {
-                    throw SessionError(code: .streamRefused, message: "the session is closed: make a new session")
+                    throw SessionError(
+                        code: .sessionClosed,
+                        message: "the session is closed, so \(descriptor.name) cannot be opened: "
+                            + "make a new SharedSession")
                 }
                 let (id, target) = try state.withLock { state throws(SessionError) in
                     let id = try state.addStream(descriptor, isMain: isMain, owner: owner, volume: volume)

@@ -131,6 +131,20 @@ struct LeaseTests {
         #expect(!engine.calls.contains { if case .setPaused(main.id, _) = $0 { true } else { false } })
     }
 
+    @Test("after close, acquiring or opening a stream is refused with sessionClosed and nothing is held")
+    func closedSessionRefuses() throws {
+        session.close()
+        #expect { _ = try session.acquire(.generic, owner: "feed") } throws: {
+            ($0 as? SessionError)?.code == .sessionClosed
+        }
+        #expect { _ = try session.openMainStream(source: try SineSource(frequency: 440, amplitude: 0.5)) } throws: {
+            ($0 as? SessionError)?.code == .sessionClosed
+        }
+        #expect(session.snapshot.leases.isEmpty)
+        #expect(session.snapshot.streams.isEmpty)
+        #expect(engine.activeConfiguration == nil)
+    }
+
     private func voiceInfo(_ lease: SessionLease) -> LeaseInfo? {
         delegate.events.compactMap { event -> LeaseInfo? in
             switch event.kind {
