@@ -1,0 +1,16 @@
+/// Something an engine observed and reports to the session.
+public enum EngineEvent: Sendable, Hashable {
+    /// A platform event: a route change, another application's audio starting or stopping.
+    case system(SystemEvent)
+    /// A stream's volume was changed from outside the process (a desktop mixer, `wpctl set-volume`).
+    /// On the main stream the session takes it as the host's volume; the duck stays on top.
+    case externalVolumeChange(stream: StreamID, volume: Float)
+    /// A stream stopped playing without being asked to, or never started.
+    case streamFault(stream: StreamID, reason: String)
+    /// The connection to the sound server broke; the engine is reconnecting.
+    case connectionLost(reason: String)
+    /// The connection came back and every stream was reopened with its last gain and play state.
+    case reconnected(attempts: Int, downtime: Duration)
+    /// The engine's render quantum changed.
+    case quantumChanged(frames: Int)
+}

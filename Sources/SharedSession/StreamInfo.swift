@@ -1,0 +1,19 @@
+/// An open stream as the snapshot shows it.
+public struct StreamInfo: Sendable, Hashable, CustomStringConvertible {
+    /// The stream's id.
+    public let id: StreamID
+    /// Its name, role and background-music flag.
+    public let descriptor: StreamDescriptor
+    /// Whether it is the main video-audio stream.
+    public let isMain: Bool
+    /// The unit that opened it, or `nil` for the host.
+    public let owner: String?
+    /// Its own volume (the host's volume for the main stream).
+    public let volume: Float
+    /// The gain the engine is told to reach.
+    public let gain: Float
+    /// Whether it is paused.
+    public let isPaused: Bool
+
+    public var description: String { "\(id) \(descriptor.name) gain \(gain)\(isPaused ? " paused" : "")" }
+}
