@@ -1,5 +1,5 @@
 /// An open stream of the session, given by ``SharedSession/openMainStream(_:source:)`` or
-/// ``SharedSession/openStream(_:source:volume:)``. The stream stays open until ``close()`` or until
+/// ``SharedSession/openStream(_:source:volume:owner:)``. The stream stays open until ``close()`` or until
 /// the session closes.
 public final class StreamHandle: Sendable, CustomStringConvertible {
     /// The stream's id.
