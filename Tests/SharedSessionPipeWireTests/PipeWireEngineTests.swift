@@ -46,6 +46,14 @@ final class EngineRig {
         recorder.stop()
         engine.shutdown()
     }
+
+    /// Plays the main stream until the recording hears it and returns the default sink it plays to,
+    /// for the tests that then move or remove that sink.
+    func playMainOnDefaultSink() async throws -> String {
+        try openMain()
+        try await recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+        return try #require(engine.defaultSink)
+    }
 }
 
 extension DaemonTests {
@@ -178,11 +186,7 @@ extension DaemonTests {
             try rig.openOverlay()
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             rig.engine.setSuspended(true)
-            try await rig.recorder.record(for: .milliseconds(300))
-            let silent = rig.recorder.mark()
-            try await rig.recorder.record(for: .milliseconds(200))
-            let samples = rig.recorder.samples
-            let rms = Signal.rms(samples, from: silent, frames: samples.count / 2 - silent)
+            let rms = try await rig.recorder.level(after: .milliseconds(300), over: .milliseconds(200))
             #expect(rms < -90, "RMS while suspended \(rms) dBFS")
             rig.engine.setSuspended(false)
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 0.5, timeout: .seconds(1))
@@ -307,9 +311,7 @@ extension DaemonTests {
                 Daemon.setDefaultSink(nil)
                 rig.stop()
             }
-            try rig.openMain()
-            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
-            let original = try #require(rig.engine.defaultSink)
+            let original = try await rig.playMainOnDefaultSink()
             let other = "sharedsession-voice-in"
             Daemon.setDefaultSink(other)
             let event = try await rig.events.wait {

@@ -48,9 +48,7 @@ extension DaemonTests {
                 Daemon.setDefaultSink(nil)
                 rig.stop()
             }
-            try rig.openMain()
-            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
-            let original = try #require(rig.engine.defaultSink)
+            let original = try await rig.playMainOnDefaultSink()
             let name = "sharedsession-test-sink"
             let created = Daemon.run(
                 "pw-cli",

@@ -168,11 +168,7 @@ extension DaemonTests {
             _ = try rig.openOverlay()
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             rig.session.handle(.interruptionBegan)
-            try await rig.recorder.record(for: .milliseconds(200))
-            let silentFrom = rig.recorder.mark()
-            try await rig.recorder.record(for: .milliseconds(300))
-            let samples = rig.recorder.samples
-            let rms = Signal.rms(samples, from: silentFrom, frames: samples.count / 2 - silentFrom)
+            let rms = try await rig.recorder.level(after: .milliseconds(200), over: .milliseconds(300))
             #expect(rms < -90, "RMS during the interruption \(rms) dBFS")
             rig.session.handle(.interruptionEnded(shouldResume: true))
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 0.5, timeout: .seconds(1))

@@ -38,6 +38,15 @@ final class SinkRecorder {
         }
     }
 
+    /// Lets `settle` pass (a fade, a quantum in flight), then records `window` and returns the RMS of
+    /// that window in dBFS: what a silence check measures.
+    func level(after settle: Duration, over window: Duration) async throws -> Double {
+        try await record(for: settle)
+        let from = mark()
+        try await record(for: window)
+        return Signal.rms(samples, from: from, frames: samples.count / 2 - from)
+    }
+
     /// Waits until the last 10 ms recorded carry `frequency` at `atLeast` dBFS or more; returns the
     /// frame where they start.
     @discardableResult
