@@ -1,7 +1,9 @@
 /// Options that adjust a category. Each is valid only with some categories; see
 /// ``SessionConfiguration/init(category:options:mode:)``.
 public struct AudioSessionCategoryOptions: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    /// The option bits.
     public let rawValue: UInt32
+    /// Creates options from their bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Mix with other apps' mixable audio. With `playback` or `playAndRecord`.
