@@ -192,6 +192,31 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // Steady playback: no ramp running, the case of almost every cycle.
+    for quantum in [256, 1024] {
+        Benchmark(
+            "render cycle steady, 32 streams, quantum \(quantum)",
+            configuration: .init(metrics: render, warmupIterations: 10, maxDuration: .milliseconds(500))
+        ) { benchmark in
+            let renderers = (0..<32).map { index in
+                StreamRenderer(
+                    // swiftlint:disable:next force_try
+                    source: try! SineSource(frequency: 200 + Double(index), amplitude: 0.1), gain: 0.5, paused: false)
+            }
+            let output = UnsafeMutablePointer<Float>.allocate(capacity: quantum * 2)
+            defer { output.deallocate() }
+            for renderer in renderers {
+                renderer.render(into: output, frames: quantum, accumulate: false, suspended: false)
+            }
+            benchmark.startMeasurement()
+            for renderer in renderers {
+                renderer.render(into: output, frames: quantum, accumulate: false, suspended: false)
+            }
+            benchmark.stopMeasurement()
+            blackHole(output[0])
+        }
+    }
+
     // MARK: Offline render speed: a 14 s watch-party-like scene
 
     Benchmark(
