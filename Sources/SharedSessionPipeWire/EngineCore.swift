@@ -36,7 +36,6 @@ final class EngineCore {
     private(set) var streams: [StreamID: OpenStream] = [:]
     private var capture: (ring: AudioRingBuffer, node: PipeWireStream?)?
     private var monitor: (ring: AudioRingBuffer, target: String?, node: PipeWireStream?)?
-    var configuration: SessionConfiguration?
 
     // Connection state.
     private var lostAt: ContinuousClock.Instant?
