@@ -11,13 +11,14 @@ func isSilent(_ samples: [Float], lastMilliseconds milliseconds: Double) -> Bool
 }
 
 /// A session on an offline engine with the main stream open: a 1 kHz sine at amplitude 0.5
-/// (−9.03 dBFS RMS), or a constant 0.5 when the test reads the gain envelope sample by sample.
+/// (−9.03 dBFS RMS), a constant 0.5 when the test reads the gain envelope sample by sample, or
+/// each frame's own index ÷ 65536 (2 s, not looping) when it reads the media position.
 struct OfflineScene {
     let engine: OfflineEngine
     let session: SharedSession
     let main: StreamHandle
 
-    enum Signal { case sine, constant }
+    enum Signal { case sine, constant, frameIndex }
 
     init(policy: SessionPolicy = .default, signal: Signal = .sine, input: (any AudioSource)? = nil) throws {
         engine = OfflineEngine(input: input)
@@ -26,6 +27,8 @@ struct OfflineScene {
         switch signal {
         case .sine: source = try SineSource(frequency: 1000, amplitude: 0.5)
         case .constant: source = try PCMBufferSource(samples: [0.5, 0.5], loops: true)
+        case .frameIndex:
+            source = try PCMBufferSource(samples: (0..<96_000).flatMap { [Float($0) / 65536, Float($0) / 65536] })
         }
         main = try session.openMainStream(source: source)
     }
