@@ -99,6 +99,9 @@ public final class FakeOverlayHost: OverlayAudioDelegate, Sendable {
         /// The session type refused.
         public let type: AudioSessionType
 
+        /// The refusal of a prepare of `type`.
+        public init(type: AudioSessionType) { self.type = type }
+
         public var description: String {
             "FakeOverlayHost refused prepareAudioSession(for: .\(type)), as the test asked (refusePrepare)"
         }
