@@ -140,7 +140,7 @@ public final class EventLog<Event: Sendable>: Sendable {
 }
 
 extension EventLog where Event == SessionEvent {
-    /// A log of every event `session` emits from now on: it subscribes to ``SharedSession/events``
+    /// A log of every event `session` emits from now on: it subscribes to `SharedSession.events`
     /// before returning, so nothing that happens after this line is missed. The subscription ends
     /// when the session closes, when ``stop()`` is called, or when the log goes away.
     public convenience init(session: SharedSession) {

@@ -10,7 +10,7 @@ public import SharedSession
 /// assert on what a listener hears rather than on the gains the code meant to apply.
 ///
 /// A meter reads one channel of interleaved samples (the left one unless told otherwise) in frames
-/// of ``AudioFormat/standard`` by default. Every level is in dBFS: 0 dB is a full-scale square wave's
+/// of `AudioFormat.standard` by default. Every level is in dBFS: 0 dB is a full-scale square wave's
 /// RMS, a full-scale sine's peak and a full-scale sine's ``toneLevel(_:frequency:frames:)``; digital
 /// silence reads ``silence``. Ranges are in frames, so a position found in one call (a ramp's end, a
 /// recording's mark) is the start of the next.
@@ -33,7 +33,7 @@ public struct LevelMeter: Sendable, Hashable {
     public var channel: Int
 
     /// A meter for interleaved audio of `channels` channels at `sampleRate`, reading `channel`.
-    /// The defaults are the engines' format, ``AudioFormat/standard`` (48 kHz stereo), left channel.
+    /// The defaults are the engines' format, `AudioFormat.standard` (48 kHz stereo), left channel.
     public init(
         sampleRate: Int = AudioFormat.standard.sampleRate, channels: Int = AudioFormat.standard.channels,
         channel: Int = 0
@@ -161,7 +161,8 @@ public struct LevelMeter: Sendable, Hashable {
         guard range.count > 1 else { return 0 }
         var largest: Float = 0
         for frame in (range.lowerBound + 1)..<range.upperBound {
-            largest = max(largest, abs(samples[frame &* channels &+ channel] - samples[(frame &- 1) &* channels &+ channel]))
+            largest = max(
+                largest, abs(samples[frame &* channels &+ channel] - samples[(frame &- 1) &* channels &+ channel]))
         }
         return largest
     }

@@ -1,7 +1,7 @@
 import Foundation
 import SharedSession
-import SharedSessionTesting
 @_spi(Testing) import SharedSessionPipeWire
+import SharedSessionTesting
 import Testing
 
 /// Waits (up to 3 s, recording meanwhile) until the session's snapshot says `frames` per quantum;
@@ -101,7 +101,8 @@ extension DaemonTests {
             let ducked = rig.mainLevel(before: releaseMark)
             let restored = rig.mainLevel()
             let reached = try #require(
-                meter.firstWindowEnd(samples, frequency: mainTone, atOrBelow: before - 19, frames: duckMark..<releaseMark))
+                meter.firstWindowEnd(
+                    samples, frequency: mainTone, atOrBelow: before - 19, frames: duckMark..<releaseMark))
             let latency = milliseconds(reached - duckMark)
             // The restore as heard: where the main tone leaves the ducked level, and where it is back within
             // 0.1 dB of the level before the duck (a linear 400 ms fade from 0.1 reaches it at 395 ms).

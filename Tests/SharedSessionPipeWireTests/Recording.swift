@@ -1,7 +1,7 @@
 import Foundation
 import SharedSession
-import SharedSessionTesting
 @_spi(Testing) import SharedSessionPipeWire
+import SharedSessionTesting
 import Testing
 
 /// Records what the default sink plays (its monitor) through a second engine of the test's own,
@@ -63,7 +63,8 @@ final class SinkRecorder {
             try await Task.sleep(for: .milliseconds(20))
             poll()
             let frames = samples.count / 2
-            if frames >= 480, meter.toneLevel(samples, frequency: frequency, frames: window(frames - 480, 480)) >= level {
+            if frames >= 480, meter.toneLevel(samples, frequency: frequency, frames: window(frames - 480, 480)) >= level
+            {
                 return frames - 480
             }
         }

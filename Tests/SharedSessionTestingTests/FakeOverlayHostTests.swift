@@ -49,7 +49,9 @@ struct FakeOverlayHostTests {
         let message = imbalance.description
         print(message)
         #expect(message.contains("requestAudioDucking() at call #0, never undone by disableAudioDucking()"))
-        #expect(message.contains("prepareAudioSession(for: .voice) at call #1, never undone by disableAudioSession(for: .voice)"))
+        #expect(
+            message.contains(
+                "prepareAudioSession(for: .voice) at call #1, never undone by disableAudioSession(for: .voice)"))
         #expect(!message.contains("generic"))
     }
 

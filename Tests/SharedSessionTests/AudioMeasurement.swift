@@ -1,7 +1,6 @@
 import SharedSession
 import SharedSessionTesting
 
-
 /// The meter every core test reads rendered audio with: left channel of 48 kHz stereo.
 let meter = LevelMeter()
 

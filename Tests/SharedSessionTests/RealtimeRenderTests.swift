@@ -25,7 +25,9 @@ struct RealtimeRenderTests {
         print("[measure] render kernel: \(run.summary)")
         #expect(run.callbacks == 144)
         // 4 playing rounds × 3 streams × 8 callbacks heard; the paused and the suspended round silent.
-        #expect(run.audibleCallbacks == 96, "\(run.audibleCallbacks) callbacks rendered audio (quietest \(run.quietest) dBFS)")
+        #expect(
+            run.audibleCallbacks == 96,
+            "\(run.audibleCallbacks) callbacks rendered audio (quietest \(run.quietest) dBFS)")
         #expect(run.silentCallbacks == 42, "paused or suspended callbacks after the first of their round")
         #expect(run.counts.allocations == 0, "last counted call: \(run.lastCall)")
         #expect(run.counts.frees == 0, "last counted call: \(run.lastCall)")
@@ -148,7 +150,8 @@ enum Probe {
         _ = hookInstalled
         try #require(
             isInterposing,
-            "the real-time probe does not interpose libc in this build (sanitized: \(CRealtimeProbe_isSanitized() != 0))")
+            "the real-time probe does not interpose libc in this build (sanitized: \(CRealtimeProbe_isSanitized() != 0))"
+        )
     }
 }
 
