@@ -21,6 +21,7 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
             case fileError
             case connectionLost
             case sessionClosed
+            case limitExceeded
         }
 
         private let base: Base
@@ -50,6 +51,8 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let connectionLost = Code(.connectionLost)
         /// The session was closed; make a new one.
         public static let sessionClosed = Code(.sessionClosed)
+        /// A unit asked for more than its limits allow, and the policy refuses such requests.
+        public static let limitExceeded = Code(.limitExceeded)
 
         public var description: String { base.rawValue }
     }
