@@ -50,7 +50,8 @@ struct VoiceActivityTests {
     /// Checks every frame of `stem` in `from..<to` milliseconds is within 0.1 dB of `level`.
     static func expectLevel(_ stem: [Float], _ from: Int, _ to: Int, _ level: Float, _ comment: Comment) {
         let frames = stride(from: frame(from) * 2, to: frame(to) * 2, by: 2).map { stem[$0] }
-        let worst = frames.map { abs(Measure.decibels($0) - Measure.decibels(level)) }.max() ?? .infinity
+        let worst =
+            frames.map { abs(LevelMeter.decibels(Double($0)) - LevelMeter.decibels(Double(level))) }.max() ?? .infinity
         #expect(worst < 0.1, comment)
     }
 
@@ -75,7 +76,7 @@ struct VoiceActivityTests {
         Self.expectLevel(stem, 1860, 2150, Self.full, "back up after hold + release in the long gap")
         Self.expectLevel(stem, 2171, 2400, Self.ducked, "down again with the next sentence")
         // The release is the policy's 400 ms ramp: no step larger than it allows.
-        #expect(Measure.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
+        #expect(meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
         duck.release()
     }
 
@@ -153,7 +154,7 @@ struct VoiceActivityTests {
         duck.release()
         stem = try scene.engine.render(duration: .milliseconds(1000)).stems[scene.main.id] ?? []
         Self.expectLevel(stem, 450, 1000, Self.full, "restored")
-        #expect(Measure.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(400)) * 1.01)
+        #expect(meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(400)) * 1.01)
     }
 
     @Test("following a stream that is not open is refused with unknownStream")
@@ -198,7 +199,7 @@ extension VoiceActivityTests {
         stem += try scene.engine.render(duration: .milliseconds(700)).stems[scene.main.id] ?? []
         Self.expectLevel(stem, 800, 1000, Self.full * 0.4 * 0.1, "ducked under the new volume")
         // The steepest allowed: the ducked level's change over the 20 ms attack.
-        #expect(Measure.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
+        #expect(meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
         duck.release()
     }
 }
