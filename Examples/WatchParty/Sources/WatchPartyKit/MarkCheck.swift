@@ -1,0 +1,42 @@
+import Foundation
+
+/// Compares the levels read at a run's marks with what its scene expects.
+public enum MarkCheck {
+    /// One line per mark: its time, label and each stream's level, with the expected one beside it
+    /// and whether it is within `tolerance` dB. `failures` counts the levels that are not.
+    public static func lines(for run: SceneRun, tolerance: Double, failures: inout Int) -> [String] {
+        guard !run.marks.isEmpty else { return [] }
+        var lines = ["levels at the scene's marks (RMS of the 100 ms before each, dBFS; expected within "
+            + String(format: "%.1f", tolerance) + " dB):"]
+        for mark in run.marks {
+            var parts: [String] = []
+            for name in Scene.streamNames where mark.measured[name] != nil || mark.expected[name] != nil {
+                let measured = mark.measured[name] ?? nil
+                var part = "\(name) " + format(measured)
+                if let expected = mark.expected[name] {
+                    let ok = matches(measured, expected, tolerance: tolerance) && mark.measured[name] != nil
+                    if !ok { failures += 1 }
+                    part += ok ? " ✓" : " ✗ expected " + format(expected)
+                }
+                parts.append(part)
+            }
+            lines.append(
+                String(format: "  %7.3f s  ", mark.time) + mark.label.padding(toLength: 30, withPad: " ", startingAt: 0)
+                    + "  " + parts.joined(separator: ", "))
+        }
+        return lines
+    }
+
+    /// Whether a measured level is within `tolerance` of the expected one; silence only matches silence.
+    public static func matches(_ measured: Double?, _ expected: Double?, tolerance: Double) -> Bool {
+        switch (measured, expected) {
+        case (nil, nil): true
+        case (let measured?, let expected?): abs(measured - expected) <= tolerance
+        default: false
+        }
+    }
+
+    static func format(_ level: Double?) -> String {
+        level.map { String(format: "%.2f", $0) } ?? "silent"
+    }
+}
