@@ -83,7 +83,11 @@ let package = Package(
         ),
         .testTarget(
             name: "WatchPartyKitTests",
-            dependencies: ["WatchPartyKit", "SharedSession"],
+            dependencies: [
+                "WatchPartyKit",
+                "SharedSession",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Examples/WatchParty/Tests/WatchPartyKitTests",
             swiftSettings: strict
         ),

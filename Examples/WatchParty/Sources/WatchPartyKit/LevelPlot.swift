@@ -150,7 +150,8 @@ public enum LevelPlot {
 
         // The levels, the mix underneath.
         cairo_save(cr)
-        cairo_rectangle(cr, layout.left, layout.plotTop - 2, layout.right - layout.left, layout.plotBottom - layout.plotTop + 4)
+        cairo_rectangle(
+            cr, layout.left, layout.plotTop - 2, layout.right - layout.left, layout.plotBottom - layout.plotTop + 4)
         cairo_clip(cr)
         let ordered = run.tracks.filter { $0.name == "mix" } + run.tracks.filter { $0.name != "mix" }
         for track in ordered {
@@ -233,7 +234,8 @@ public enum LevelPlot {
             let (r, g, b) = laneColors[lane.name] ?? (0.5, 0.5, 0.5)
             for span in lane.spans {
                 cairo_rectangle(
-                    cr, layout.x(span.lowerBound), top + 4, max(2, layout.x(span.upperBound) - layout.x(span.lowerBound)),
+                    cr, layout.x(span.lowerBound), top + 4,
+                    max(2, layout.x(span.upperBound) - layout.x(span.lowerBound)),
                     layout.laneHeight - 8)
                 cairo_set_source_rgba(cr, r, g, b, 0.75)
                 cairo_fill(cr)

@@ -210,7 +210,8 @@ public final class LiveView: Sendable {
             owners[lease.owner, default: []].append("\(lease.type)")
         }
         let leases =
-            order.isEmpty ? "none" : order.map { "\($0): " + owners[$0]!.joined(separator: "+") }.joined(separator: " · ")
+            order.isEmpty
+            ? "none" : order.map { "\($0): " + owners[$0]!.joined(separator: "+") }.joined(separator: " · ")
         let ducks =
             snapshot.ducks.isEmpty
             ? "none" : snapshot.ducks.map { "\($0.owner) (\($0.style))" }.joined(separator: " · ")

@@ -6,8 +6,10 @@ public enum MarkCheck {
     /// and whether it is within `tolerance` dB. `failures` counts the levels that are not.
     public static func lines(for run: SceneRun, tolerance: Double, failures: inout Int) -> [String] {
         guard !run.marks.isEmpty else { return [] }
-        var lines = ["levels at the scene's marks (RMS of the 100 ms before each, dBFS; expected within "
-            + String(format: "%.1f", tolerance) + " dB):"]
+        var lines = [
+            "levels at the scene's marks (RMS of the 100 ms before each, dBFS; expected within "
+                + String(format: "%.1f", tolerance) + " dB):"
+        ]
         for mark in run.marks {
             var parts: [String] = []
             for name in Scene.streamNames where mark.measured[name] != nil || mark.expected[name] != nil {

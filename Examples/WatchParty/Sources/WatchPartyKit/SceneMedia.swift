@@ -95,7 +95,8 @@ public enum GeneratedMedia {
             try process.run()
         } catch {
             throw SessionError(
-                code: .fileError, message: "could not run ffmpeg to make \(path): \(error); install it (Scripts/install)")
+                code: .fileError,
+                message: "could not run ffmpeg to make \(path): \(error); install it (Scripts/install)")
         }
         let message = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -153,7 +154,8 @@ final class MediaLibrary: Sendable {
             try process.run()
         } catch {
             throw SessionError(
-                code: .fileError, message: "could not run ffmpeg to decode \(media.path): \(error); install it (Scripts/install)")
+                code: .fileError,
+                message: "could not run ffmpeg to decode \(media.path): \(error); install it (Scripts/install)")
         }
         // The error pipe is read on its own thread so a chatty ffmpeg cannot block on a full pipe.
         let messages = Mutex<Data>(Data())

@@ -142,12 +142,14 @@ private struct SceneReader {
             try required(top, "duration", what: "the scene's length in seconds"), "duration", in: 0.1...600,
             what: "the scene's length in seconds, 0.1 to 600")
         let quantumWhat = "a render quantum in frames, 1 to 8192"
-        let quantum = try top.member("quantum").map { member throws(SceneError) in
-            try integer(member.value, "quantum", in: 1...8192, what: quantumWhat)
-        } ?? 1024
-        let lockedQuantum = try top.member("lockedQuantum").map { member throws(SceneError) in
-            try integer(member.value, "lockedQuantum", in: 1...8192, what: quantumWhat)
-        } ?? 4096
+        let quantum =
+            try top.member("quantum").map { member throws(SceneError) in
+                try integer(member.value, "quantum", in: 1...8192, what: quantumWhat)
+            } ?? 1024
+        let lockedQuantum =
+            try top.member("lockedQuantum").map { member throws(SceneError) in
+                try integer(member.value, "lockedQuantum", in: 1...8192, what: quantumWhat)
+            } ?? 4096
         let movieNode = try required(top, "movie", what: "the movie: an object with a \"file\"")
         let movie = try media(movieNode, path: "movie", extra: [])
         let timelineNode = try required(top, "timeline", what: "the timeline: an array of cues")
@@ -176,9 +178,10 @@ private struct SceneReader {
         let fileNode = try required(fields, "file", what: "a media file path, relative to the scene file")
         let written = try string(
             fileNode, fields.field("file"), what: "a media file path, relative to the scene file")
-        let volume = try fields.member("volume").map { member throws(SceneError) in
-            Float(try number(member.value, fields.field("volume"), in: 0...1, what: "a volume from 0 to 1"))
-        } ?? 1
+        let volume =
+            try fields.member("volume").map { member throws(SceneError) in
+                Float(try number(member.value, fields.field("volume"), in: 0...1, what: "a volume from 0 to 1"))
+            } ?? 1
         var partials: [Double] = []
         if let member = fields.member("partials") {
             let what = "an array of frequencies in hertz, above 0 and below 24000"
@@ -220,7 +223,8 @@ private struct SceneReader {
         let base = Object(node: node, path: path, members: members)
         let time = try number(
             try required(base, "at", what: "the cue's time in seconds"), base.field("at"), in: previous...duration,
-            what: "a time in seconds from \(JSONNode.format(previous)) (the cue before) to \(JSONNode.format(duration)) "
+            what:
+                "a time in seconds from \(JSONNode.format(previous)) (the cue before) to \(JSONNode.format(duration)) "
                 + "(the scene's duration)")
         if isMark {
             let fields = try object(node, path: path, allowed: ["at", "mark", "expect"])
@@ -259,17 +263,19 @@ private struct SceneReader {
                         try required(fields, "value", what: "the host's volume from 0 to 1"), fields.field("value"),
                         in: 0...1, what: "the host's volume from 0 to 1")))
         case "feed-start":
-            let duck = try fields.member("duck").map { member throws(SceneError) in
-                try bool(member.value, fields.field("duck"))
-            } ?? true
+            let duck =
+                try fields.member("duck").map { member throws(SceneError) in
+                    try bool(member.value, fields.field("duck"))
+                } ?? true
             action = .feedStart(try media(in: fields), duck: duck)
         case "feed-stop": action = .feedStop
         case "voice-join": action = .voiceJoin(try media(in: fields))
         case "voice-leave": action = .voiceLeave
         case "notification":
-            let duck = try fields.member("duck").map { member throws(SceneError) in
-                try bool(member.value, fields.field("duck"))
-            } ?? false
+            let duck =
+                try fields.member("duck").map { member throws(SceneError) in
+                    try bool(member.value, fields.field("duck"))
+                } ?? false
             action = .notification(try media(in: fields), duck: duck)
         case "other-audio-start": action = .otherAudio(playing: true)
         case "other-audio-stop": action = .otherAudio(playing: false)

@@ -232,7 +232,8 @@ private final class RunState {
                 }
                 let levels = collect(block)
                 view.tick(
-                    time: Double(frame + block.frames) / Double(rate), progress: Double(frame) / Double(rate)
+                    time: Double(frame + block.frames) / Double(rate),
+                    progress: Double(frame) / Double(rate)
                         / scene.duration, levels: levels
                 ) { session.snapshot }
                 frame += block.frames
@@ -315,8 +316,10 @@ private final class RunState {
     func lanes(endingAt end: Double) -> [SceneRun.Lane] {
         for (name, start) in laneStarts { laneSpans[name, default: []].append(start...end) }
         laneStarts = [:]
-        let order = ["feed clip", "voice chat", "notification", "other app", "background", "screen locked",
-            "interruption", "host paused"]
+        let order = [
+            "feed clip", "voice chat", "notification", "other app", "background", "screen locked",
+            "interruption", "host paused",
+        ]
         return order.compactMap { name in laneSpans[name].map { SceneRun.Lane(name: name, spans: $0) } }
     }
 
