@@ -37,7 +37,7 @@ public enum LevelPlot {
 
     /// Where everything goes, in pixels.
     struct Layout {
-        let width = 1600
+        let width = 1640
         let left = 120.0
         let right = 1390.0
         let plotTop = 235.0
