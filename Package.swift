@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "SharedSession", targets: ["SharedSession"]),
         .library(name: "SharedSessionTesting", targets: ["SharedSessionTesting"]),
         .library(name: "SharedSessionPipeWire", targets: ["SharedSessionPipeWire"]),
+        .library(name: "SharedSessionMedia", targets: ["SharedSessionMedia"]),
         .executable(name: "watch-party", targets: ["WatchParty"]),
     ],
     dependencies: [
@@ -50,6 +51,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]
+        ),
+        .target(
+            name: "CFFmpegShim",
+            dependencies: ["CFFmpeg"]
+        ),
+        .target(
+            name: "SharedSessionMedia",
+            dependencies: ["SharedSession", "CFFmpegShim"],
+            swiftSettings: strict
+        ),
         // The watch-party example: a thin executable over a library of its own (scenes, live view,
         // plot), which its tests use. Cairo (libcairo2-dev, installed by Scripts/install) draws the
         // plot; only the example links it.
@@ -64,6 +79,7 @@ let package = Package(
             dependencies: [
                 "SharedSession",
                 "SharedSessionPipeWire",
+                "SharedSessionMedia",
                 "CCairo",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -112,6 +128,11 @@ let package = Package(
         .testTarget(
             name: "SharedSessionPipeWireTests",
             dependencies: ["SharedSession", "SharedSessionPipeWire", "SharedSessionTesting", "CRealtimeProbe"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SharedSessionMediaTests",
+            dependencies: ["SharedSession", "SharedSessionMedia", "CRealtimeProbe"],
             swiftSettings: strict
         ),
     ]

@@ -21,6 +21,8 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
             case fileError
             case connectionLost
             case sessionClosed
+            case mediaUnreadable
+            case noAudioTrack
         }
 
         private let base: Base
@@ -50,6 +52,11 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let connectionLost = Code(.connectionLost)
         /// The session was closed; make a new one.
         public static let sessionClosed = Code(.sessionClosed)
+        /// A media file could not be decoded: not a media file, damaged or truncated, or a codec this
+        /// FFmpeg build has no decoder for.
+        public static let mediaUnreadable = Code(.mediaUnreadable)
+        /// A media file has no audio track to play.
+        public static let noAudioTrack = Code(.noAudioTrack)
 
         public var description: String { base.rawValue }
     }
