@@ -32,6 +32,7 @@ public final class LiveView: Sendable {
         var time: Double = 0
         var progress: Double = 0
         var levels: [String: Double?] = [:]
+        var clock: Double?
         var names: [String] = []
         var snapshot: SessionSnapshot?
         var log: [String] = []
@@ -105,7 +106,10 @@ public final class LiveView: Sendable {
 
     /// The scene advanced to `time`; `levels` are each stream's latest level in dBFS (nil: silence).
     /// `snapshot` is only taken when the panel is about to be redrawn.
-    func tick(time: Double, progress: Double, levels: [String: Double?], snapshot: () -> SessionSnapshot) {
+    /// `clock` is the movie's audio clock (the media time of what it has rendered), in seconds.
+    func tick(
+        time: Double, progress: Double, levels: [String: Double?], clock: Double?, snapshot: () -> SessionSnapshot
+    ) {
         switch style {
         case .quiet:
             return
@@ -122,6 +126,7 @@ public final class LiveView: Sendable {
             let due = state.withLock { state in
                 state.time = time
                 state.progress = progress
+                state.clock = clock
                 for (name, level) in levels {
                     state.levels[name] = level
                     if !state.names.contains(name), name != "mix" { state.names.append(name) }
@@ -187,6 +192,10 @@ public final class LiveView: Sendable {
         if let snapshot = state.snapshot {
             lines.append(contentsOf: describe(snapshot))
         }
+        lines.append(
+            label("movie clock")
+                + (state.clock.map { String(format: "%.3f s of the file: the audio clock a player syncs video to", $0) }
+                    ?? "—"))
         lines.append("")
         lines.append(dim("events (latest last)"))
         let log = state.log.suffix(Self.logLines)

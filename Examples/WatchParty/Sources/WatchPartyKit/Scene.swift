@@ -53,6 +53,8 @@ public struct Scene: Sendable {
         case pause
         /// Host: set the movie's volume (0 to 1); ducks multiply it.
         case volume(Float)
+        /// Host: seek the movie to a time in seconds of the file.
+        case seek(Double)
         /// Social-feed SDK: a clip starts, holding a generic session and, with `duck`, a duck.
         case feedStart(Media, duck: Bool)
         /// Social-feed SDK: the clip ends; its duck and session are given back.
@@ -114,6 +116,7 @@ extension Scene.Action {
         case .play: "play"
         case .pause: "pause"
         case .volume: "volume"
+        case .seek: "seek"
         case .feedStart: "feed-start"
         case .feedStop: "feed-stop"
         case .voiceJoin: "voice-join"
@@ -137,6 +140,7 @@ extension Scene.Action {
         case .play: "host: play"
         case .pause: "host: pause"
         case .volume(let volume): "host: volume \(Scene.format(volume))"
+        case .seek(let time): "host: seek to \(Scene.format(Float(time))) s"
         case .feedStart(_, let duck): duck ? "feed clip + duck" : "feed clip"
         case .feedStop: "feed clip ends"
         case .voiceJoin: "voice chat joins"

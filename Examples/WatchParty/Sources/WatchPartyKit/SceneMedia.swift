@@ -1,6 +1,6 @@
 import Foundation
 public import SharedSession
-import Synchronization
+import SharedSessionMedia
 
 /// The media the default scene plays, made on this machine with Debian's `ffmpeg` the first time a
 /// scene asks for them, so nothing the example plays comes from outside.
@@ -110,71 +110,52 @@ public enum GeneratedMedia {
     }
 }
 
-/// Opens the scene's media as sources the session can play.
-///
-/// Each file is decoded once, up front, by Debian's `ffmpeg` into the engine's format (48 kHz stereo
-/// float) and played from memory by a `PCMBufferSource`, so nothing decodes while the scene plays.
+/// Opens the scene's media as `MediaFileSource`s (SharedSessionMedia): each file's audio track is
+/// decoded by FFmpeg on a thread of the source's own, ahead of the engine, into a ring of
+/// `MediaFileSource.defaultBufferFrames` frames that the render side reads without locks.
 final class MediaLibrary: Sendable {
-    private let decoded: [String: [Float]]
+    /// What each file turned out to be, and how long it is, from opening it once up front.
+    private let probed: [String: (info: MediaInfo, seconds: Double)]
+    private let scene: String
+    private let onEvent: @Sendable (String, MediaEvent) -> Void
 
-    /// Makes any missing generated media and decodes every file the scene plays.
-    init(scene: Scene) throws(SessionError) {
-        var decoded: [String: [Float]] = [:]
-        for media in scene.media where decoded[media.path] == nil {
+    /// Makes any missing generated media and opens every file the scene plays once, so a file that
+    /// is not media is reported before the scene starts, with the scene line that names it.
+    /// `onEvent` receives each source's events (underruns, decoding errors, the end) with its stream name.
+    init(scene: Scene, onEvent: @escaping @Sendable (String, MediaEvent) -> Void) throws(SessionError) {
+        self.scene = scene.path
+        self.onEvent = onEvent
+        var probed: [String: (info: MediaInfo, seconds: Double)] = [:]
+        for media in scene.media where probed[media.path] == nil {
             try GeneratedMedia.ensure(media, scene: scene.path)
-            decoded[media.path] = try Self.decode(media, scene: scene.path)
+            let source = try Self.open(media, scene: scene.path)
+            let seconds = source.duration.map {
+                Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18
+            }
+            probed[media.path] = (source.info, seconds ?? 0)
         }
-        self.decoded = decoded
+        self.probed = probed
     }
 
-    /// A new source playing `media` from its start.
-    func source(for media: Scene.Media) throws(SessionError) -> any AudioSource {
-        try PCMBufferSource(samples: decoded[media.path] ?? [])
+    /// A new source playing `media` from its start, its events reported under `name`.
+    func source(for media: Scene.Media, name: String) throws(SessionError) -> MediaFileSource {
+        let source = try Self.open(media, scene: scene)
+        let onEvent = self.onEvent
+        source.eventHandler = { onEvent(name, $0) }
+        return source
     }
 
-    /// The length of `media` in seconds.
-    func duration(of media: Scene.Media) -> Double {
-        Double((decoded[media.path]?.count ?? 0) / AudioFormat.standard.channels)
-            / Double(AudioFormat.standard.sampleRate)
-    }
+    /// The length of `media` in seconds, as its container says.
+    func duration(of media: Scene.Media) -> Double { probed[media.path]?.seconds ?? 0 }
 
-    private static func decode(_ media: Scene.Media, scene: String) throws(SessionError) -> [Float] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-i", media.path, "-vn", "-f", "f32le",
-            "-ar", "48000", "-ac", "2", "-",
-        ]
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
+    /// What `media` is: codec, container, rate and layout.
+    func info(of media: Scene.Media) -> MediaInfo? { probed[media.path]?.info }
+
+    private static func open(_ media: Scene.Media, scene: String) throws(SessionError) -> MediaFileSource {
         do {
-            try process.run()
+            return try MediaFileSource(path: media.path)
         } catch {
-            throw SessionError(
-                code: .fileError,
-                message: "could not run ffmpeg to decode \(media.path): \(error); install it (Scripts/install)")
+            throw SessionError(code: error.code, message: "\(scene):\(media.line): \(error.message)")
         }
-        // The error pipe is read on its own thread so a chatty ffmpeg cannot block on a full pipe.
-        let messages = Mutex<Data>(Data())
-        let done = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            messages.withLock { $0 = data }
-            done.signal()
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        done.wait()
-        guard process.terminationStatus == 0, !data.isEmpty else {
-            let message = messages.withLock { String(decoding: $0, as: UTF8.self) }
-            throw SessionError(
-                code: .fileError,
-                message: "\(scene):\(media.line): \(media.written) could not be decoded: "
-                    + (message.isEmpty ? "it holds no audio" : message.trimmingCharacters(in: .whitespacesAndNewlines)))
-        }
-        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 }

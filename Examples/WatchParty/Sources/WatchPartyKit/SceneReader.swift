@@ -199,7 +199,7 @@ private struct SceneReader {
     }
 
     static let actions: [String: [String]] = [
-        "play": [], "pause": [], "volume": ["value"],
+        "play": [], "pause": [], "volume": ["value"], "seek": ["to"],
         "feed-start": ["file", "volume", "partials", "duck"], "feed-stop": [],
         "voice-join": ["file", "volume", "partials"], "voice-leave": [],
         "notification": ["file", "volume", "partials", "duck"],
@@ -262,6 +262,11 @@ private struct SceneReader {
                     try number(
                         try required(fields, "value", what: "the host's volume from 0 to 1"), fields.field("value"),
                         in: 0...1, what: "the host's volume from 0 to 1")))
+        case "seek":
+            action = .seek(
+                try number(
+                    try required(fields, "to", what: "a time in seconds of the movie file"), fields.field("to"),
+                    in: 0...86_400, what: "a time in seconds of the movie file, 0 or more"))
         case "feed-start":
             let duck =
                 try fields.member("duck").map { member throws(SceneError) in

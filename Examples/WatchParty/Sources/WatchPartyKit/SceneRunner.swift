@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import SharedSession
+import SharedSessionMedia
 
 /// Plays a ``Scene`` through a `SharedSession`: the host's movie as the main stream, the SDKs through
 /// `OverlayAudioBridge`s, the platform's events through `handle(_:)`, on the offline engine or on a
@@ -33,8 +34,16 @@ public final class SceneRunner {
     ///   something; `MonitorRecorder.Failure` when PipeWire's sink cannot be recorded.
     public func run() throws -> SceneRun {
         view.say("watch-party: \"\(scene.title)\" (\(scene.path)), \(Self.seconds(scene.duration))")
-        let library = try MediaLibrary(scene: scene)
         let view = self.view
+        let library = try MediaLibrary(scene: scene) { name, event in
+            switch event {
+            case .endOfStream: view.note("\(name): the file ended")
+            case .looped: view.note("\(name): looped")
+            case .seeked(let time): view.note("\(name): seeked to \(time)")
+            case .underrun(let frames): view.note("\(name): UNDERRUN, \(frames) frames played as silence")
+            case .decodeError(let error): view.note("\(name): decoding error: \(error.message)")
+            }
+        }
         let playback: any ScenePlayback
         switch engineChoice {
         case .offline:
@@ -59,6 +68,11 @@ public final class SceneRunner {
         try state.advance(to: state.frame(at: scene.duration))
         let rendered = ContinuousClock.now - started
         view.end(snapshot: session.snapshot)
+        let decoding = state.decodingReport(library: library)
+        let underruns = state.sources.reduce(into: [String: Int]()) {
+            $0[$1.name, default: 0] += $1.source.underrunCount
+        }
+        for line in decoding { view.note(line) }
         state.closeEverything()
         session.close()
         let mix = try playback.finish { view.note($0) }
@@ -68,7 +82,8 @@ public final class SceneRunner {
         return SceneRun(
             scene: scene, engine: playback.summary, mix: mix, tracks: measure.tracks(labels: state.labels),
             markers: state.markers, lanes: state.lanes(endingAt: scene.duration),
-            marks: measure.marks(state.markTimes), events: log.all, duration: scene.duration,
+            marks: measure.marks(state.markTimes), events: log.all, decoding: decoding, underruns: underruns,
+            duration: scene.duration,
             renderSeconds: Self.seconds(rendered))
     }
 
@@ -103,6 +118,10 @@ public struct SceneRun: Sendable {
     public let marks: [MarkReading]
     /// The session's events.
     let events: [EventLog.Entry]
+    /// What each media file was and how its decoder kept up: ring size and underruns.
+    public let decoding: [String]
+    /// Underruns by stream name: render calls that found a decoder's ring short.
+    public let underruns: [String: Int]
     /// The scene's length in seconds.
     public let duration: Double
     /// Wall-clock seconds the scene took to play (without opening the media).
@@ -182,6 +201,12 @@ private final class RunState {
     var feed: StreamHandle?
     var voice: StreamHandle?
     var notifications: [StreamHandle] = []
+    /// Every media source opened, by stream name, to keep their decoders ahead offline and to count
+    /// their underruns at the end.
+    var sources: [(name: String, media: Scene.Media, source: MediaFileSource)] = []
+    var movieSource: MediaFileSource?
+    /// A seek flushed the movie's ring since the decoders were last waited for.
+    var seekPending = false
     var notificationDucks: [DuckLease] = []
 
     init(scene: Scene, session: SharedSession, library: MediaLibrary, playback: any ScenePlayback, view: LiveView) {
@@ -207,8 +232,10 @@ private final class RunState {
         // instead of activating and deactivating it around the movie.
         hostLease = try session.acquire(.generic, owner: "host-player")
         try session.setMainVolume(scene.movie.volume)
-        let handle = try session.openMainStream(
-            StreamDescriptor(name: "movie", role: .movie), source: try library.source(for: scene.movie))
+        let source = try library.source(for: scene.movie, name: "movie")
+        sources.append(("movie", scene.movie, source))
+        movieSource = source
+        let handle = try session.openMainStream(StreamDescriptor(name: "movie", role: .movie), source: source)
         names[handle.id] = "movie"
         movie = handle
     }
@@ -221,26 +248,58 @@ private final class RunState {
             let until = min(target, nextPending)
             let quanta = max(1, (until - frame + quantum - 1) / quantum)
             let quantum = self.quantum
+            let offline = playback is OfflinePlayback
+            if offline { keepDecodersAhead() }
             try playback.play(quanta: quanta, quantum: quantum) { block in
                 // The voice chat's sender must keep reading, or the capture ring fills up.
                 _ = session.voiceInput.readAll()
                 guard let block else {
-                    view.tick(time: playback.now, progress: playback.now / scene.duration, levels: gains()) {
-                        session.snapshot
-                    }
+                    view.tick(
+                        time: playback.now, progress: playback.now / scene.duration, levels: gains(),
+                        clock: movieClock
+                    ) { session.snapshot }
                     return
                 }
                 let levels = collect(block)
                 view.tick(
                     time: Double(frame + block.frames) / Double(rate),
                     progress: Double(frame) / Double(rate)
-                        / scene.duration, levels: levels
+                        / scene.duration, levels: levels, clock: movieClock
                 ) { session.snapshot }
                 frame += block.frames
+                if offline { keepDecodersAhead() }
             }
             if !(playback is OfflinePlayback) { frame += quanta * quantum }
         }
         runPending()
+    }
+
+    private var movieClock: Double? {
+        movieSource.map { SceneRunner.seconds($0.clock) }
+    }
+
+    /// Offline, the engine renders far faster than real time and would outrun the decoder threads:
+    /// called before every quantum, it waits for a decoder to fill its ring when the ring holds less
+    /// than two quanta, or a seek has flushed it.
+    private func keepDecodersAhead() {
+        let sought = seekPending
+        seekPending = false
+        for entry in sources where sought || entry.source.bufferedFrames < 2 * quantum {
+            if !entry.source.waitUntilBuffered(timeout: .seconds(10)) {
+                view.note("\(entry.name): the decoder did not fill its ring within 10 s; going on")
+            }
+        }
+    }
+
+    /// One line per media file: what it is, the decoder's ring, and the underruns in this run.
+    func decodingReport(library: MediaLibrary) -> [String] {
+        sources.map { entry in
+            let info = library.info(of: entry.media).map { "\($0)" } ?? "?"
+            let ring = entry.source.bufferFrames
+            return "\(entry.name): \(entry.media.written) (\(info)); decoder thread with a ring of \(ring) frames "
+                + String(format: "(%.0f ms)", Double(ring) * 1000 / Double(rate))
+                + ", \(entry.source.underrunCount) underruns (\(entry.source.underrunFrames) frames)"
+        }
     }
 
     private func runPending() {
@@ -292,9 +351,10 @@ private final class RunState {
 
     private func open(_ media: Scene.Media, name: String, role: StreamRole, owner: String) throws -> StreamHandle {
         if !labels.contains(name) { labels.append(name) }
+        let source = try library.source(for: media, name: name)
+        sources.append((name, media, source))
         let handle = try session.openStream(
-            StreamDescriptor(name: name, role: role), source: try library.source(for: media), volume: media.volume,
-            owner: owner)
+            StreamDescriptor(name: name, role: role), source: source, volume: media.volume, owner: owner)
         names[handle.id] = name
         return handle
     }
@@ -342,6 +402,9 @@ private final class RunState {
             lane("host paused", on: true)
         case .volume(let volume):
             try session.setMainVolume(volume)
+        case .seek(let time):
+            try movieSource?.seek(to: .nanoseconds(Int64((time * 1e9).rounded())))
+            seekPending = true
         case .feedStart(let media, let duck):
             try feedBridge.prepareAudioSession(for: .generic)
             if duck { feedBridge.requestAudioDucking() }

@@ -37,6 +37,13 @@ import Testing
         let first = try #require(run.marks.first)
         #expect(MarkCheck.matches(first.measured["mix"] ?? nil, first.measured["movie"] ?? nil, tolerance: 0.01))
 
+        // Every file was decoded by its own MediaFileSource, and the decoders kept ahead of the engine:
+        // no underrun, except that MediaFileSource.waitUntilBuffered() cannot yet wait past the stale
+        // frames a seek leaves in the ring, so the quantum right after the movie's one seek may find it dry.
+        #expect(run.decoding.count == 4)
+        #expect(run.underruns["feed"] == 0 && run.underruns["voice"] == 0 && run.underruns["notification"] == 0)
+        #expect((run.underruns["movie"] ?? 99) <= 1)
+
         // The story as the session told it.
         let events = run.events.map { "\($0.what) \($0.detail) ← \($0.cause)" }
         #expect(events.contains { $0.hasPrefix("duck requested") && $0.hasSuffix("social-feed duck lease#3") })

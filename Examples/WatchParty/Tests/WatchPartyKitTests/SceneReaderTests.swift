@@ -41,7 +41,8 @@ import Testing
         // Every kind of action the scene format has is in the scene that ships.
         #expect(
             names == [
-                "play", "pause", "volume", "feed-start", "feed-stop", "voice-join", "voice-leave", "notification",
+                "play", "pause", "volume", "seek", "feed-start", "feed-stop", "voice-join", "voice-leave",
+                "notification",
                 "other-audio-start", "other-audio-stop", "background", "foreground", "lock", "unlock",
                 "interruption-begin", "interruption-end", "route-change", "mark",
             ])
