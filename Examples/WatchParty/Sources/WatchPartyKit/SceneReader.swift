@@ -4,7 +4,7 @@ import Foundation
 public struct SceneError: Error, Sendable, CustomStringConvertible {
     /// The scene file.
     public let file: String
-    /// The line the problem is on, from 1.
+    /// The line the problem is on, from 1; 0 when the file could not be read.
     public let line: Int
     /// The column, from 1.
     public let column: Int
@@ -17,7 +17,8 @@ public struct SceneError: Error, Sendable, CustomStringConvertible {
 
     /// One line a person can act on: `default.json:12:9: timeline[3].at: expected …, found …`.
     public var description: String {
-        "\(file):\(line):\(column): " + (field.isEmpty ? "" : "\(field): ") + "expected \(expected), found \(found)"
+        (line > 0 ? "\(file):\(line):\(column): " : "\(file): ") + (field.isEmpty ? "" : "\(field): ")
+            + "expected \(expected), found \(found)"
     }
 }
 
