@@ -78,7 +78,7 @@ public enum LevelPlot {
     static let laneColors: [String: (Double, Double, Double)] = [
         "feed clip": color(of: "feed"), "voice chat": color(of: "voice"), "notification": color(of: "notification"),
         "other app": (0.55, 0.45, 0.35), "background": (0.45, 0.55, 0.65), "screen locked": (0.35, 0.35, 0.40),
-        "interruption": (0.80, 0.20, 0.20), "host paused": (0.60, 0.60, 0.20),
+        "interruption": (0.80, 0.20, 0.20), "movie paused": (0.60, 0.60, 0.20),
     ]
 
     private static func draw(_ run: SceneRun, layout: Layout, on surface: OpaquePointer) {

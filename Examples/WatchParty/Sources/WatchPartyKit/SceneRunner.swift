@@ -367,7 +367,7 @@ private final class RunState {
 
     private func lane(_ name: String, on: Bool) {
         if on {
-            laneStarts[name] = now
+            if laneStarts[name] == nil { laneStarts[name] = now }
         } else if let start = laneStarts.removeValue(forKey: name) {
             laneSpans[name, default: []].append(start...now)
         }
@@ -378,7 +378,7 @@ private final class RunState {
         laneStarts = [:]
         let order = [
             "feed clip", "voice chat", "notification", "other app", "background", "screen locked",
-            "interruption", "host paused",
+            "interruption", "movie paused",
         ]
         return order.compactMap { name in laneSpans[name].map { SceneRun.Lane(name: name, spans: $0) } }
     }
@@ -396,10 +396,8 @@ private final class RunState {
         switch action {
         case .play:
             session.play()
-            lane("host paused", on: false)
         case .pause:
             session.pause()
-            lane("host paused", on: true)
         case .volume(let volume):
             try session.setMainVolume(volume)
         case .seek(let time):
@@ -472,6 +470,8 @@ private final class RunState {
         case .mark:
             break
         }
+        // Paused by the host, a route change or an interruption that waits for the host: as the session says.
+        lane("movie paused", on: session.snapshot.isMainPaused)
     }
 
     func closeEverything() {
