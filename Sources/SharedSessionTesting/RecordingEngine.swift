@@ -96,7 +96,7 @@ public final class RecordingEngine: AudioEngine {
         storage.withLock { $0.handler = handler }
     }
 
-    public func activate(_ configuration: SessionConfiguration) throws {
+    public func activate(_ configuration: SessionConfiguration) throws(SessionError) {
         try storage.withLock { storage throws(SessionError) in
             storage.calls.append(.activate(configuration))
             if let message = storage.refusedCategories[configuration.category] {
@@ -115,7 +115,7 @@ public final class RecordingEngine: AudioEngine {
 
     public func openStream(
         _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
-    ) throws {
+    ) throws(SessionError) -> any StreamControl {
         try storage.withLock { storage throws(SessionError) in
             storage.calls.append(.openStream(id, name: descriptor.name, gain: gain, paused: paused))
             if let message = storage.refuseStreams {
@@ -124,6 +124,7 @@ public final class RecordingEngine: AudioEngine {
             storage.gains[id] = gain
             storage.paused[id] = paused
         }
+        return Control(engine: self, stream: id)
     }
 
     public func closeStream(_ id: StreamID) {
@@ -134,17 +135,28 @@ public final class RecordingEngine: AudioEngine {
         }
     }
 
-    public func setGain(_ gain: Float, ramp: Duration, stream: StreamID) {
-        storage.withLock {
-            $0.calls.append(.setGain(stream, gain: gain, ramp: ramp))
-            if $0.gains[stream] != nil { $0.gains[stream] = gain }
-        }
-    }
+    /// A stream's control: records its calls in the engine's list, as `setGain` and `setPaused`.
+    private final class Control: StreamControl {
+        let engine: RecordingEngine
+        let stream: StreamID
 
-    public func setPaused(_ paused: Bool, stream: StreamID) {
-        storage.withLock {
-            $0.calls.append(.setPaused(stream, paused: paused))
-            if $0.paused[stream] != nil { $0.paused[stream] = paused }
+        init(engine: RecordingEngine, stream: StreamID) {
+            self.engine = engine
+            self.stream = stream
+        }
+
+        func setGain(_ gain: Float, ramp: Duration) {
+            engine.storage.withLock {
+                $0.calls.append(.setGain(stream, gain: gain, ramp: ramp))
+                if $0.gains[stream] != nil { $0.gains[stream] = gain }
+            }
+        }
+
+        func setPaused(_ paused: Bool) {
+            engine.storage.withLock {
+                $0.calls.append(.setPaused(stream, paused: paused))
+                if $0.paused[stream] != nil { $0.paused[stream] = paused }
+            }
         }
     }
 
@@ -155,7 +167,7 @@ public final class RecordingEngine: AudioEngine {
         }
     }
 
-    public func startCapture(into ring: AudioRingBuffer) throws {
+    public func startCapture(into ring: AudioRingBuffer) throws(SessionError) {
         try storage.withLock { storage throws(SessionError) in
             storage.calls.append(.startCapture)
             if let message = storage.refuseCapture {

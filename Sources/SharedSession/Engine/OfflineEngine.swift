@@ -71,7 +71,7 @@ public final class OfflineEngine: AudioEngine {
         control.withLock { $0.handler = handler }
     }
 
-    public func activate(_ configuration: SessionConfiguration) throws {
+    public func activate(_ configuration: SessionConfiguration) throws(SessionError) {
         control.withLock {
             $0.configuration = configuration
             $0.activations += 1
@@ -84,7 +84,7 @@ public final class OfflineEngine: AudioEngine {
 
     public func openStream(
         _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
-    ) throws {
+    ) throws(SessionError) -> any StreamControl {
         let renderer = StreamRenderer(source: source, gain: gain, paused: paused, format: format)
         try streams.withLock { streams throws(SessionError) in
             guard streams.renderers[id] == nil else {
@@ -94,6 +94,7 @@ public final class OfflineEngine: AudioEngine {
             streams.renderers[id] = renderer
             streams.descriptors[id] = descriptor
         }
+        return renderer
     }
 
     public func closeStream(_ id: StreamID) {
@@ -104,21 +105,11 @@ public final class OfflineEngine: AudioEngine {
         }
     }
 
-    public func setGain(_ gain: Float, ramp: Duration, stream: StreamID) {
-        let renderer = streams.withLock { $0.renderers[stream] }
-        renderer?.setGain(gain, rampFrames: format.frames(in: ramp))
-    }
-
-    public func setPaused(_ paused: Bool, stream: StreamID) {
-        let renderer = streams.withLock { $0.renderers[stream] }
-        renderer?.setPaused(paused)
-    }
-
     public func setSuspended(_ suspended: Bool) {
         self.suspended.store(suspended, ordering: .relaxed)
     }
 
-    public func startCapture(into ring: AudioRingBuffer) throws {
+    public func startCapture(into ring: AudioRingBuffer) throws(SessionError) {
         guard ring.channels == format.channels else {
             throw SessionError(
                 code: .streamRefused,

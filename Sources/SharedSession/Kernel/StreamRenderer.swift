@@ -9,13 +9,19 @@ import Synchronization
 /// reads them once per call and keeps the rest in plain stored properties that only it touches.
 ///
 /// The render side never locks, allocates, logs or makes a system call; a test counts it.
-public final class StreamRenderer: @unchecked Sendable {
+///
+/// A gain change that arrives while the stream is silent (paused or suspended, its de-click fade
+/// finished) is applied as a step: nothing can be heard, so the stream resumes at its target instead
+/// of ramping there audibly from an old level.
+public final class StreamRenderer: StreamControl, @unchecked Sendable {
     // @unchecked: the `var` properties below the "render side" mark are read and written only by
     // the render thread (one at a time, as the engines guarantee); the control side reaches the render
     // side only through the atomics, and the scratch pointer is touched only by the render side.
 
     /// The stream's source.
     public let source: any AudioSource
+    /// The format the stream renders.
+    public let format: AudioFormat
     /// Interleaved channels per frame.
     public let channels: Int
     /// Frames over which a pause or resume fades out or in, so neither clicks (5 ms at 48 kHz).
@@ -49,6 +55,7 @@ public final class StreamRenderer: @unchecked Sendable {
     /// Creates the kernel for a stream that starts at `gain`, paused or playing.
     public init(source: any AudioSource, gain: Float, paused: Bool, format: AudioFormat = .standard) {
         self.source = source
+        self.format = format
         self.channels = format.channels
         self.declickFrames = max(1, format.sampleRate / 200)
         self.scratchFrames = 1024
@@ -75,6 +82,11 @@ public final class StreamRenderer: @unchecked Sendable {
         targetGainBits.store(gain.bitPattern, ordering: .relaxed)
         rampFrameCount.store(max(0, rampFrames), ordering: .relaxed)
         gainGeneration.add(1, ordering: .releasing)
+    }
+
+    /// Starts a linear ramp to `gain` over `ramp`, converted to frames at the stream's rate.
+    public func setGain(_ gain: Float, ramp: Duration) {
+        setGain(gain, rampFrames: format.frames(in: ramp))
     }
 
     /// Pauses (fading out over ``declickFrames`` and then no longer pulling the source, so playback
@@ -117,6 +129,12 @@ public final class StreamRenderer: @unchecked Sendable {
             rampLength = length
             rampPosition = 0
             if length == 0 { gain = target }
+        }
+        // Silent since the last call: whatever is left of a ramp could not be heard, so it ends now
+        // and the stream fades in at its target.
+        if runGain == 0, rampPosition < rampLength {
+            rampPosition = rampLength
+            gain = target
         }
         let playing = !suspended && !pausedFlag.load(ordering: .acquiring)
         var done = 0
