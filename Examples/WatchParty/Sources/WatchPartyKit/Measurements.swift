@@ -80,15 +80,40 @@ struct Measurements {
         var tracks: [LevelTrack] = []
         for name in labels + ["mix"] {
             guard name == "mix" || isOffline || partials[name] != nil else { continue }
+            // Offline, a running sum of squares makes each window's RMS two lookups.
+            let energy = isOffline ? Self.cumulativeEnergy(name == "mix" ? mix : stems[name] ?? [], channels) : []
             var points: [(time: Double, level: Double?)] = []
             var end = hop
             while end <= total {
-                let level = level(of: name, sceneFrames: max(0, end - window)..<end) ?? nil
+                let start = max(0, end - window)
+                let level: Double?
+                if isOffline {
+                    let sum = max(0, energy[min(end, energy.count - 1)] - energy[min(start, energy.count - 1)])
+                    let rms = (sum / Double((end - start) * channels)).squareRoot()
+                    level = rms > 1e-6 ? 20 * log10(rms) : nil
+                } else {
+                    level = self.level(of: name, sceneFrames: start..<end) ?? nil
+                }
                 points.append((Double(end) / Double(rate), level))
                 end += hop
             }
             tracks.append(LevelTrack(name: name, points: points, method: name == "mix" ? "RMS of the mix" : method))
         }
         return tracks
+    }
+
+    /// The sum of squares of `samples` over every frame before each frame index (`count + 1` entries).
+    static func cumulativeEnergy(_ samples: [Float], _ channels: Int) -> [Double] {
+        let frames = samples.count / channels
+        var energy = [Double](repeating: 0, count: frames + 1)
+        var sum: Double = 0
+        for frame in 0..<frames {
+            for channel in 0..<channels {
+                let sample = Double(samples[frame * channels + channel])
+                sum += sample * sample
+            }
+            energy[frame + 1] = sum
+        }
+        return energy
     }
 }

@@ -322,18 +322,16 @@ private final class RunState {
         }
         var levels: [String: Double?] = [:]
         for name in labels {
-            var stem = stems[name] ?? []
-            if stem.count < frame * channels {
-                stem.append(contentsOf: repeatElement(0, count: frame * channels - stem.count))
-            }
+            // Appended in place: copying a stem out of the dictionary and back would copy all of it
+            // every quantum.
+            padStem(name, to: frame)
             if let audio = byName[name] {
-                stem.append(contentsOf: audio)
+                stems[name, default: []].append(contentsOf: audio)
                 levels[name] = LevelMeter.rmsDBFS(of: audio, frames: 0..<block.frames, channels: channels)
             } else {
-                stem.append(contentsOf: repeatElement(0, count: block.frames * channels))
+                stems[name, default: []].append(contentsOf: repeatElement(0, count: block.frames * channels))
                 levels[name] = .some(nil)
             }
-            stems[name] = stem
         }
         levels["mix"] = LevelMeter.rmsDBFS(of: block.mix, frames: 0..<block.frames, channels: channels)
         return levels
@@ -488,11 +486,13 @@ private final class RunState {
         movie?.close()
         hostLease?.release()
         for name in labels {
-            var stem = stems[name] ?? []
-            if stem.count < frame * channels {
-                stem.append(contentsOf: repeatElement(0, count: frame * channels - stem.count))
-            }
-            stems[name] = stem
+            padStem(name, to: frame)
         }
+    }
+
+    /// Pads the stem of `name` with silence up to `frame`, for the time before its stream opened.
+    private func padStem(_ name: String, to frame: Int) {
+        let missing = frame * channels - (stems[name]?.count ?? 0)
+        if missing > 0 { stems[name, default: []].append(contentsOf: repeatElement(0, count: missing)) }
     }
 }
