@@ -178,7 +178,9 @@ public final class LiveView: Sendable {
                 + String(format: "  %6.2f s of %.1f s", state.time, duration) + dim(speed))
         lines.append("")
         let unit = state.measuresStems ? "level" : "gain"
-        for name in state.names + ["mix"] where state.levels.keys.contains(name) || name == "mix" {
+        // On a sound server only the gains are known while it plays: no mix meter.
+        for name in state.names + (state.measuresStems ? ["mix"] : [])
+        where state.levels.keys.contains(name) || name == "mix" {
             let level = state.levels[name] ?? nil
             let text = level.map { String(format: "%6.1f dB", $0) } ?? "  silent "
             let fraction = level.map { max(0, min(1, ($0 + 60) / 60)) } ?? 0

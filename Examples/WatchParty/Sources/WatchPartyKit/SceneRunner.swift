@@ -337,9 +337,10 @@ private final class RunState {
         return levels
     }
 
-    /// On a sound server: each stream's gain in dB as its meter.
+    /// On a sound server: each stream's gain in dB as its meter (a closed stream's reads silent).
     private func gains() -> [String: Double?] {
         var levels: [String: Double?] = [:]
+        for name in labels { levels[name] = .some(nil) }
         for info in session.snapshot.streams {
             let name = names[info.id] ?? info.descriptor.name
             levels[name] = info.gain > 0 && !info.isPaused ? 20 * log10(Double(info.gain)) : .some(nil)
