@@ -44,6 +44,7 @@ public final class LiveView: Sendable {
     }
 
     private let style: Style
+    private let output: @Sendable (String) -> Void
     private let state = Mutex(State())
     private static let logLines = 12
     private static let meterWidth = 36
@@ -51,6 +52,13 @@ public final class LiveView: Sendable {
     /// A view in `style`; by default the panel when standard output is a terminal, plain lines otherwise.
     public init(style: Style? = nil) {
         self.style = style ?? (isatty(STDOUT_FILENO) == 1 ? .terminal : .lines)
+        self.output = { FileHandle.standardOutput.write(Data($0.utf8)) }
+    }
+
+    /// A view in `style` that hands what it writes to `output` (for tests).
+    init(style: Style, output: @escaping @Sendable (String) -> Void) {
+        self.style = style
+        self.output = output
     }
 
     /// Prints a line outside the panel (before the scene starts or after it ended). Quiet prints nothing.
@@ -292,6 +300,6 @@ public final class LiveView: Sendable {
     }
 
     private func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        output(text)
     }
 }
