@@ -59,13 +59,22 @@ public final class SceneRunner {
 
         let state = RunState(scene: scene, session: session, library: library, playback: playback, view: view)
         let started = ContinuousClock.now
-        try playback.begin()
-        try state.openMovie()
-        for cue in scene.cues {
-            try state.advance(to: state.frame(at: cue.time))
-            try state.apply(cue)
+        do {
+            try playback.begin()
+            try state.openMovie()
+            for cue in scene.cues {
+                try state.advance(to: state.frame(at: cue.time))
+                try state.apply(cue)
+            }
+            try state.advance(to: state.frame(at: scene.duration))
+        } catch {
+            // Give back what the scene held and stop the engine (and PipeWire's recorder) before saying why.
+            view.end(snapshot: session.snapshot)
+            state.closeEverything()
+            session.close()
+            _ = try? playback.finish { view.note($0) }
+            throw error
         }
-        try state.advance(to: state.frame(at: scene.duration))
         let rendered = ContinuousClock.now - started
         view.end(snapshot: session.snapshot)
         let decoding = state.decodingReport(library: library)
