@@ -73,6 +73,21 @@ import Testing
         #expect(svgText.contains("<svg"))
     }
 
+    /// The other scenes that ship meet their marks too (the default one is checked in detail above).
+    @Test(arguments: ["late-night.json"])
+    func anotherSceneMeetsItsMarks(file: String) throws {
+        let folder = (SceneReaderTests.defaultScene as NSString).deletingLastPathComponent
+        let scene = try Scene.load(path: (folder as NSString).appendingPathComponent(file))
+        let run = try SceneRunner(
+            scene: scene, engine: .offline, view: LiveView(style: .quiet), logger: Logger(label: "test")
+        ).run()
+        var failures = 0
+        let lines = MarkCheck.lines(for: run, tolerance: 0.1, failures: &failures)
+        #expect(failures == 0, Comment(rawValue: lines.joined(separator: "\n")))
+        #expect(run.marks.count == scene.marks.count && !run.marks.isEmpty)
+        #expect(run.marks.allSatisfy { !$0.expected.isEmpty })
+    }
+
     @Test func aLevelOffByMoreThanTheToleranceFails() {
         #expect(MarkCheck.matches(-13.95, -13.98, tolerance: 0.1))
         #expect(!MarkCheck.matches(-13.85, -13.98, tolerance: 0.1))
