@@ -394,9 +394,10 @@ private final class RunState {
     func apply(_ cue: Scene.Cue) throws {
         let action = cue.action
         if case .mark(let label, _) = action {
-            markers.append(SceneRun.Marker(time: now, caption: label, isMark: true))
-            markTimes.append((now, cue))
-            view.step(at: now, "mark: \(label)")
+            // A reading needs no quantum boundary: the 100 ms before the mark's own time are rendered.
+            markers.append(SceneRun.Marker(time: cue.time, caption: label, isMark: true))
+            markTimes.append((cue.time, cue))
+            view.step(at: cue.time, "mark: \(label)")
             return
         }
         markers.append(SceneRun.Marker(time: now, caption: action.caption, isMark: false))
