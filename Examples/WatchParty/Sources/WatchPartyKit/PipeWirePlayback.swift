@@ -119,8 +119,9 @@ final class PipeWirePlayback: ScenePlayback {
             defer { state.lag = lag }
             return (Int((lag - state.startLag).rounded()), Int((lag - state.lag).rounded()))
         }
-        // Beyond 10 ms: less is the jitter of timing the writes.
-        if abs(newlyLost) > Int(rate) / 100 {
+        // Beyond a graph quantum and 10 ms: less is the jitter of timing the writes (with a cue every
+        // half second, steps read ±1 quantum back and forth that cancel out over the scene).
+        if abs(newlyLost) > Self.graphQuantum + Int(rate) / 100 {
             note(
                 String(
                     format: "the recording %@ %d frames (%.1f ms) during this step, %d in all; "
