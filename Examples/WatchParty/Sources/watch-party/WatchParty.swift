@@ -20,11 +20,16 @@ struct WatchParty: ParsableCommand {
         discussion: """
             A scene file (JSON) says what happens when: the movie, a social-feed clip that ducks it, a \
             voice chat joining and leaving, a notification, another app's audio, the background, a \
-            locked screen, an interruption, a route change, the host's volume and pauses. Its media \
-            are made with ffmpeg the first time a scene asks for them. While it plays, a live view \
-            shows a meter per stream, the session's state and its events (plain lines when the \
-            output is not a terminal). Afterwards the levels are read at the scene's marks and \
-            checked against what the scene expects.
+            locked screen, an interruption, a route change, the host's volume, seeks and pauses. Its \
+            media are made with ffmpeg the first time a scene asks for them and played through \
+            SharedSessionMedia's MediaFileSource. While it plays, a live view shows a meter per \
+            stream, the session's state and its events (plain lines when the output is not a \
+            terminal). Afterwards the levels are read at the scene's marks and checked against what \
+            the scene expects.
+
+            Exit status: 2 when the scene file cannot be read (its line and field are named); 1 when \
+            the scene cannot be played or a level is off by more than 0.1 dB offline (0.5 dB on \
+            PipeWire).
 
             With --engine pipewire the scene plays in real time on the PipeWire daemon that \
             XDG_RUNTIME_DIR leads to (Scripts/pipewire-headless start); the mix is a recording of \
