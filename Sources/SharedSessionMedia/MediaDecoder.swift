@@ -43,6 +43,13 @@ final class MediaDecoder {
     private var dropUntil: Double?
     /// Consecutive reads that failed with something other than end of file.
     private var readFailures = 0
+    /// Where (in seconds of media time) the next decoded frame should start, from the last one.
+    private var expectedStart: Double?
+    /// A stretch of media time the file skipped (a damaged Ogg page the demuxer dropped), filled with
+    /// silence so the clock stays on media time; taken by ``takeGap()``.
+    private var gap: (at: Double, seconds: Double)?
+    /// Gaps shorter than this are timestamp jitter, not missing audio.
+    private static let gapThreshold = 0.02
 
     private static let noTimestamp = CFFmpegShim_noTimestamp()
 
@@ -238,7 +245,15 @@ final class MediaDecoder {
         finished = false
         readFailures = 0
         dropUntil = seconds > 0 ? seconds : nil
+        expectedStart = nil
+        gap = nil
         return nil
+    }
+
+    /// The last stretch of missing media that was played as silence, if any since the last call.
+    func takeGap() -> (at: Double, seconds: Double)? {
+        defer { gap = nil }
+        return gap
     }
 
     // MARK: Conversion
@@ -260,31 +275,42 @@ final class MediaDecoder {
             }
         }
         var dropFrames = 0
-        if let target = dropUntil {
-            let timestamp = frame.pointee.best_effort_timestamp
-            if timestamp != Self.noTimestamp, frame.pointee.sample_rate > 0 {
-                let start = Double(timestamp - startTimestamp) * Self.seconds(timeBase)
-                let end = start + Double(frame.pointee.nb_samples) / Double(frame.pointee.sample_rate)
-                if end <= target { return .produced(0) }
+        var silenceFrames = 0
+        let timestamp = frame.pointee.best_effort_timestamp
+        let length = Double(frame.pointee.nb_samples) / Double(max(1, frame.pointee.sample_rate))
+        if timestamp != Self.noTimestamp {
+            let start = Double(timestamp - startTimestamp) * Self.seconds(timeBase)
+            if let target = dropUntil {
+                if start + length <= target { return .produced(0) }
                 if start < target { dropFrames = Int(((target - start) * Double(outputRate)).rounded()) }
+            } else if let expected = expectedStart, start - expected > Self.gapThreshold {
+                // Media the demuxer skipped: silence in its place keeps the clock on media time.
+                let missing = min(start - expected, 10)
+                silenceFrames = Int((missing * Double(outputRate)).rounded())
+                gap = (expected, missing)
             }
-            dropUntil = nil
+            expectedStart = start + length
+        } else if let expected = expectedStart {
+            expectedStart = expected + length
         }
+        dropUntil = nil
         let start = output.count
+        output.append(contentsOf: repeatElement(0, count: silenceFrames * 2))
+        let decoded = output.count
         let result = appendConverted(frame, into: &output)
         guard result >= 0 else {
+            output.removeSubrange(start...)
             return .failed(damaged("a frame could not be converted to 48 kHz stereo", result), fatal: false)
         }
         // Garbage is never played: a decoder that concealed damage with non-finite samples loses the frame.
-        let appended = output[start...]
-        if appended.contains(where: { !$0.isFinite }) {
-            output.removeSubrange(start...)
+        if output[decoded...].contains(where: { !$0.isFinite }) {
+            output.removeSubrange(decoded...)
             return .failed(
                 damaged("a decoded frame held non-finite samples and was dropped", CFFmpegShim_errorInvalidData()),
                 fatal: false)
         }
         if dropFrames > 0 {
-            output.removeSubrange(start..<min(output.count, start + dropFrames * 2))
+            output.removeSubrange(decoded..<min(output.count, decoded + dropFrames * 2))
         }
         return .produced((output.count - start) / 2)
     }

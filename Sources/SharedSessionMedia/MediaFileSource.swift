@@ -79,6 +79,8 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     private var lastRight: Float = 0
     private var seenSeek = 0
     private var seekPending = false
+    /// A seek was applied and its first frames are not in the ring yet: silence, not an underrun.
+    private var awaitingSeekData = false
     private var started = false
 
     /// Opens the media file at `path`, checks that its audio track decodes, fills the ring and starts
@@ -160,7 +162,11 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// before the end is heard for it to count at that end.
     public var isLooping: Bool {
         get { shared.looping.load(ordering: .acquiring) }
-        set { shared.looping.store(newValue, ordering: .releasing) }
+        set {
+            shared.looping.store(newValue, ordering: .releasing)
+            // A decoder that had finished looks again (and says when it has): waitUntilBuffered waits for it.
+            if newValue { shared.decoderFinished.store(false, ordering: .releasing) }
+        }
     }
 
     /// Moves playback to `time` of media time. The ring is flushed: from the next render call the
@@ -214,7 +220,9 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         while true {
             let seek = shared.seekRequest.load(ordering: .acquiring)
             let buffered = shared.seekBuffered.load(ordering: .acquiring) == seek
-            let full = shared.ring.availableToWrite == 0 || shared.decoderFinished.load(ordering: .acquiring)
+            let full =
+                shared.ring.availableToRead >= shared.ring.capacity - shared.reserveFrames
+                || shared.decoderFinished.load(ordering: .acquiring)
             if buffered, full { return true }
             if clock.now >= deadline { return false }
             sleepNanoseconds(500_000)
@@ -253,19 +261,19 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
         guard frames > 0 else { return 0 }
         let shared = self.shared
-        if !seekPending, shared.seekRequest.load(ordering: .acquiring) != seenSeek {
-            seekPending = true
-            beginDiscontinuity()
-        }
         let playing = shared.playing.load(ordering: .acquiring)
         if !started {
             // A source paused before its first render starts silent rather than fading its start out.
             started = true
             runGain = playing ? 1 : 0
         }
+        if !seekPending, shared.seekRequest.load(ordering: .acquiring) != seenSeek {
+            seekPending = true
+            beginDiscontinuity()
+        }
         let step = 1 / Float(Self.declickFrames)
         var done = 0
-        while done < frames {
+        rendering: while done < frames {
             if seekPending {
                 let latest = shared.seekRequest.load(ordering: .acquiring)
                 if shared.seekApplied.load(ordering: .acquiring) == latest { applySeek(latest) }
@@ -283,6 +291,20 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                 if marker.generation != seenSeek {
                     shared.markers.pop()
                 } else if marker.index <= consumed {
+                    if !shared.looping.load(ordering: .relaxed) {
+                        // Looping was switched off after the decoder had passed this end: end here.
+                        let end = shared.endIndex.load(ordering: .acquiring)
+                        if end >= 0,
+                            shared.endIndex.compareExchange(
+                                expected: end, desired: ~consumed, ordering: .acquiringAndReleasing
+                            ).exchanged
+                        {
+                            shared.markers.pop()
+                            shared.endsHeard.add(1, ordering: .relaxed)
+                            beginDiscontinuity()
+                            break rendering
+                        }
+                    }
                     mediaPosition = marker.mediaFrame
                     shared.loopsHeard.add(1, ordering: .relaxed)
                     shared.markers.pop()
@@ -292,7 +314,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                 }
             }
             if !audible {
-                limit = min(limit, Int((runGain / step).rounded(.up)))
+                limit = min(limit, Self.fadeFrames(runGain, step: step))
             }
             let end = shared.endIndex.load(ordering: .acquiring)
             if end < 0 { break }
@@ -317,12 +339,19 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                 consumed &+= got
                 mediaPosition &+= got
                 done &+= got
+                awaitingSeekData = false
                 continue
             }
             // The ring is dry.
             if !audible {
                 runGain = 0
                 continue
+            }
+            if awaitingSeekData {
+                // A seek's first frames are on their way: part of the seek, not an underrun.
+                writeSilence(buffer + done &* 2, frames: frames &- done, step: step)
+                done = frames
+                break
             }
             if shared.seekRequest.load(ordering: .acquiring) != seenSeek {
                 seekPending = true
@@ -336,7 +365,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         }
         if done < frames, tailGain > 0 {
             // After an underrun or the end: the last sample's decay, counted as written.
-            let decay = min(frames &- done, Int((tailGain / step).rounded(.up)))
+            let decay = min(frames &- done, Self.fadeFrames(tailGain, step: step))
             writeSilence(buffer + done &* 2, frames: decay, step: step)
             done &+= decay
         }
@@ -362,7 +391,15 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         mediaPosition = shared.appliedTarget.load(ordering: .relaxed)
         seenSeek = generation
         seekPending = false
+        awaitingSeekData = true
         runGain = 0
+    }
+
+    /// Frames a fade at `gain` takes to reach zero in steps of `step` (a hair under, so float
+    /// rounding never adds a frame).
+    @inline(__always)
+    private static func fadeFrames(_ gain: Float, step: Float) -> Int {
+        max(0, Int((gain / step - 1e-3).rounded(.up)))
     }
 
     /// The last sample heard becomes a tail that decays to zero, and new audio fades in from zero.
@@ -394,13 +431,18 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         var index = 0
         for _ in 0..<frames {
             if runGain < target {
-                runGain = min(target, runGain + step)
+                runGain += step
+                if runGain > target - 1e-4 { runGain = target }
             } else if runGain > target {
-                runGain = max(target, runGain - step)
+                runGain -= step
+                if runGain < target + 1e-4 { runGain = target }
             }
             left = samples[index] * runGain + tailLeft * tailGain
             right = samples[index &+ 1] * runGain + tailRight * tailGain
-            if tailGain > 0 { tailGain = max(0, tailGain - step) }
+            if tailGain > 0 {
+                tailGain -= step
+                if tailGain < 1e-4 { tailGain = 0 }
+            }
             samples[index] = left
             samples[index &+ 1] = right
             index &+= 2
@@ -426,7 +468,10 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         for _ in 0..<frames {
             samples[index] = tailLeft * tailGain
             samples[index &+ 1] = tailRight * tailGain
-            if tailGain > 0 { tailGain = max(0, tailGain - step) }
+            if tailGain > 0 {
+                tailGain -= step
+                if tailGain < 1e-4 { tailGain = 0 }
+            }
             index &+= 2
         }
         self.tailGain = tailGain
