@@ -286,7 +286,7 @@ final class DecoderLoop: @unchecked Sendable {
     private func announceSeek() {
         guard let seek = unannouncedSeek else { return }
         let full = pendingFrames > 0 && room == 0
-        guard full || phase == .ended || (phase == .endOfData && pendingFrames == 0) else { return }
+        guard full || phase == .ended else { return }
         unannouncedSeek = nil
         guard seek.generation == shared.seekRequest.load(ordering: .acquiring) else { return }
         shared.seekBuffered.store(seek.generation, ordering: .releasing)

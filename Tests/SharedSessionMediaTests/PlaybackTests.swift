@@ -259,4 +259,41 @@ struct PlaybackTests {
         #expect(source.underrunCount == 0)
         #expect(least > source.bufferFrames / 2)
     }
+
+    @Test("a seek past the end ends the stream, or loops to the start when looping")
+    func seekPastTheEnd() async throws {
+        let path = try MediaFiles.tone("past-end.flac", seconds: 1, codec: ["-c:a", "flac"])
+        let source = try MediaFileSource(path: path)
+        let recorder = EventRecorder(source)
+        try source.seek(to: .seconds(5))
+        let rendered = Listen.renderAll(source)
+        try await recorder.waitFor { $0.contains(.endOfStream) }
+        #expect(rendered.allSatisfy { $0 == 0 })
+        print("past the end: \(recorder.events)")
+
+        let looping = try MediaFileSource(path: path)
+        let loops = EventRecorder(looping)
+        looping.isLooping = true
+        try looping.seek(to: .seconds(5))
+        let played = Listen.render(looping, frames: 24_000)
+        try await loops.waitFor { $0.contains(.looped) }
+        #expect(looping.clock == .milliseconds(500))
+        #expect(abs(Listen.level(Listen.channel(played, 0)[2400...]) - sineLevel) < 0.1)
+    }
+
+    @Test("events arrive through the AsyncStream, in order")
+    func eventStream() async throws {
+        let source = try MediaFileSource(
+            path: try MediaFiles.tone("stream.wav", seconds: 0.3, codec: ["-c:a", "pcm_s16le"]))
+        let events = source.events
+        try source.seek(to: .milliseconds(100))
+        source.waitUntilBuffered()
+        _ = Listen.renderAll(source)
+        var received: [MediaEvent] = []
+        for await event in events {
+            received.append(event)
+            if event == .endOfStream { break }
+        }
+        #expect(received == [.seeked(to: .milliseconds(100)), .endOfStream])
+    }
 }
