@@ -36,33 +36,20 @@ final class EngineCore {
     private(set) var streams: [StreamID: OpenStream] = [:]
     private var capture: (ring: AudioRingBuffer, node: PipeWireStream?)?
     private var monitor: (ring: AudioRingBuffer, target: String?, node: PipeWireStream?)?
-    var configuration: SessionConfiguration?
 
     // Connection state.
-    private var lostAt: ContinuousClock.Instant?
+    private var reconnect = ReconnectPolicy()
+    /// Set when the connection broke, until the housekeeping tick has torn it down.
     private var brokenReason: String?
     /// The sequence number of the sync sent after connecting; its `done` means the registry has
     /// announced every object that existed then (every sink a stream may name as its target).
     private var registrySync: Int32 = -1
     /// Whether the registry's first enumeration since the last connection is complete.
     private(set) var isRegistrySynced = false
-    private var attempts = 0
-    private var retryDelay = Duration.milliseconds(100)
-    private var nextAttempt = ContinuousClock.now
     private var reportedQuantum = 0
-
-    // Graph state.
-    private var otherPlayback: Set<UInt32> = []
-    private var sinks: [UInt32: String] = [:]
-    private(set) var defaultSink: String?
-    private var defaultSinkKnown = false
+    private var graph: GraphTracker
 
     static let tickInterval = Duration.milliseconds(20)
-    static let streamingDeadline = Duration.seconds(3)
-    static let maximumRetryDelay = Duration.seconds(2)
-    /// Volumes that appear this soon after a stream started are a session manager restoring a
-    /// saved volume, not the user: the engine puts 1 back without reporting them.
-    static let restoreWindow = Duration.seconds(1)
 
     init(
         loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, applicationName: String, remoteName: String?,
@@ -73,6 +60,7 @@ final class EngineCore {
         self.applicationName = applicationName
         self.remoteName = remoteName
         self.nodePrefix = nodePrefix
+        self.graph = GraphTracker(ownPrefix: nodePrefix)
         self.format = format
         self.shared = shared
         self.delivery = delivery
@@ -90,6 +78,9 @@ final class EngineCore {
     }
 
     var isConnected: Bool { core != nil && brokenReason == nil }
+
+    /// The default sink the streams follow, as the daemon's metadata says.
+    var defaultSink: String? { graph.defaultSink }
 
     /// Set by ``shutdown()``: the context is gone and nothing may be opened any more.
     private(set) var isShutDown = false
@@ -183,11 +174,7 @@ final class EngineCore {
             pw_core_disconnect(core)
             self.core = nil
         }
-        if !otherPlayback.isEmpty {
-            otherPlayback.removeAll()
-            delivery.emit(.system(.otherAudioStopped))
-        }
-        sinks.removeAll()
+        for event in graph.disconnected() { delivery.emit(event) }
     }
 
     private func coreError(id: UInt32, result: Int32, message: String) {
@@ -203,10 +190,7 @@ final class EngineCore {
     private func connectionBroke(_ reason: String) {
         guard brokenReason == nil, core != nil else { return }
         brokenReason = reason
-        lostAt = .now
-        attempts = 0
-        retryDelay = .milliseconds(100)
-        nextAttempt = .now
+        reconnect.lost(at: .now)
         logger.warning("\(reason); reconnecting")
         delivery.emit(.connectionLost(reason: reason))
     }
@@ -216,20 +200,15 @@ final class EngineCore {
         let now = ContinuousClock.now
         if brokenReason != nil, core != nil {
             disconnect()
-            nextAttempt = now + retryDelay
+            reconnect.tornDown(at: now)
         }
-        if core == nil, let lostAt {
-            guard now >= nextAttempt else { return }
-            attempts += 1
-            let result = connect()
-            if result >= 0 {
-                let downtime = now - lostAt
-                self.lostAt = nil
-                logger.info("reconnected to PipeWire after \(attempts) attempts, \(downtime)")
-                delivery.emit(.reconnected(attempts: attempts, downtime: downtime))
+        if core == nil, reconnect.isReconnecting {
+            guard reconnect.isAttemptDue(at: now) else { return }
+            if connect() >= 0, let event = reconnect.attemptSucceeded(at: now) {
+                logger.info("reconnected to PipeWire: \(event)")
+                delivery.emit(event)
             } else {
-                retryDelay = min(retryDelay * 1.5, Self.maximumRetryDelay)
-                nextAttempt = now + retryDelay
+                reconnect.attemptFailed(at: now)
             }
             return
         }
@@ -239,15 +218,8 @@ final class EngineCore {
             delivery.emit(.quantumChanged(frames: quantum))
         }
         for (id, open) in streams {
-            guard let node = open.node, !node.reachedStreaming, !node.faultReported,
-                now - node.connectedAt > Self.streamingDeadline
-            else { continue }
-            node.faultReported = true
-            delivery.emit(
-                .streamFault(
-                    stream: id,
-                    reason: "never reached STREAMING within \(Self.streamingDeadline) "
-                        + "(is a session manager such as WirePlumber running?)"))
+            guard let node = open.node, let fault = node.health.check(at: now) else { continue }
+            delivery.emit(.streamFault(stream: id, reason: fault))
         }
     }
 
@@ -286,11 +258,11 @@ final class EngineCore {
         if let target = open.descriptor.target {
             // Without this check the session manager would quietly play an unknown target on the
             // default sink, or leave the stream unlinked.
-            guard sinks.values.contains(target) else {
+            guard graph.hasSink(named: target) else {
                 throw SessionError(
                     code: .unknownTarget,
                     message: "no sink named \(target) on the PipeWire daemon (sinks: "
-                        + "\(sinks.values.sorted().joined(separator: ", "))): name one of them, or pass nil to "
+                        + "\(graph.sinkNames.joined(separator: ", "))): name one of them, or pass nil to "
                         + "follow the default sink")
             }
             properties.append((PW_KEY_TARGET_OBJECT, target))
@@ -387,33 +359,21 @@ extension EngineCore: StreamObserver {
     func stream(_ node: PipeWireStream, changedFrom old: pw_stream_state, to new: pw_stream_state, error: String?) {
         logger.debug("\(node.name): \(Self.describe(old)) -> \(Self.describe(new))\(error.map { " (\($0))" } ?? "")")
         guard let id = node.id else { return }
-        if new == PW_STREAM_STATE_PAUSED, old == PW_STREAM_STATE_CONNECTING {
-            // The node exists now: put its PipeWire volume at 1 so a volume a session manager
-            // saved (a ducked one, say) cannot stay applied under our own gains.
-            _ = node.setChannelVolume(1)
-        }
-        if new == PW_STREAM_STATE_STREAMING {
-            node.faultReported = false
-        } else if new == PW_STREAM_STATE_PAUSED, old == PW_STREAM_STATE_STREAMING, brokenReason == nil {
-            node.faultReported = true
-            delivery.emit(
-                .streamFault(
-                    stream: id,
-                    reason: "paused by the server without being asked (its links were removed; "
-                        + "the session manager may have exited)"))
-        } else if new == PW_STREAM_STATE_ERROR {
-            node.faultReported = true
-            delivery.emit(.streamFault(stream: id, reason: "the server reported an error: \(error ?? "unknown")"))
+        let (from, to) = (Self.health(old), Self.health(new))
+        if StreamHealth.isNodeCreated(from: from, to: to) { _ = node.setChannelVolume(1) }
+        if let fault = node.health.changed(from: from, to: to, error: error, connectionBroken: brokenReason != nil) {
+            delivery.emit(.streamFault(stream: id, reason: fault))
         }
     }
 
     func stream(_ node: PipeWireStream, volumesChanged volumes: [Float]) {
-        guard let id = node.id, !volumes.isEmpty else { return }
-        let volume = volumes.reduce(0, +) / Float(volumes.count)
-        guard abs(volume - node.ownVolume) > 1e-4 else { return }
-        if !node.reachedStreaming || ContinuousClock.now - node.connectedAt < Self.restoreWindow {
-            logger.info("\(node.name): volume \(volume) restored by the session manager; setting 1")
-        } else {
+        guard let id = node.id else { return }
+        switch node.health.volumeReport(volumes, own: node.ownVolume, at: .now) {
+        case .own:
+            return
+        case .restored:
+            logger.info("\(node.name): a volume restored by the session manager; setting 1")
+        case .external(let volume):
             logger.debug("\(node.name): volume \(volume) set from outside")
             delivery.emit(.externalVolumeChange(stream: id, volume: volume))
         }
@@ -424,39 +384,29 @@ extension EngineCore: StreamObserver {
     private static func describe(_ state: pw_stream_state) -> String {
         String(cString: pw_stream_state_as_string(state))
     }
+
+    private static func health(_ state: pw_stream_state) -> StreamHealth.State {
+        switch state {
+        case PW_STREAM_STATE_STREAMING: .streaming
+        case PW_STREAM_STATE_PAUSED: .paused
+        case PW_STREAM_STATE_CONNECTING: .connecting
+        case PW_STREAM_STATE_ERROR: .error
+        default: .unconnected
+        }
+    }
 }
 
 extension EngineCore: RegistryObserver {
     func nodeAdded(id: UInt32, mediaClass: String, name: String) {
-        if mediaClass == "Stream/Output/Audio", !name.hasPrefix(nodePrefix) {
-            let wasEmpty = otherPlayback.isEmpty
-            otherPlayback.insert(id)
-            if wasEmpty { delivery.emit(.system(.otherAudioStarted)) }
-        } else if mediaClass == "Audio/Sink" {
-            sinks[id] = name
-        }
+        for event in graph.nodeAdded(id: id, mediaClass: mediaClass, name: name) { delivery.emit(event) }
     }
 
     func nodeRemoved(id: UInt32) {
-        if otherPlayback.remove(id) != nil, otherPlayback.isEmpty {
-            delivery.emit(.system(.otherAudioStopped))
-        }
-        if let name = sinks.removeValue(forKey: id), name == defaultSink {
-            // Our streams follow the default sink, so this is the output they were playing to.
-            delivery.emit(.system(.routeChanged(RouteChange(reason: .oldDeviceUnavailable, previousOutput: name))))
-        }
+        for event in graph.nodeRemoved(id: id) { delivery.emit(event) }
     }
 
     func defaultSinkChanged(to name: String?) {
-        defer {
-            defaultSink = name
-            defaultSinkKnown = true
-        }
-        guard defaultSinkKnown, name != defaultSink, name != nil else { return }
-        delivery.emit(
-            .system(
-                .routeChanged(
-                    RouteChange(reason: .routeConfigurationChange, previousOutput: defaultSink, currentOutput: name))))
+        for event in graph.defaultSinkChanged(to: name) { delivery.emit(event) }
     }
 }
 

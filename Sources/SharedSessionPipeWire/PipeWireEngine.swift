@@ -27,6 +27,7 @@ public final class PipeWireEngine: AudioEngine {
     private let shared: RealtimeShared
     private let delivery: EventDelivery
     private let logger: Logger
+    private let isShutDown = Atomic<Bool>(false)
 
     /// Connects to the PipeWire daemon.
     ///
@@ -54,20 +55,17 @@ public final class PipeWireEngine: AudioEngine {
                 nodePrefix: prefix,
                 format: .standard, shared: shared, delivery: delivery, logger: logger)
         }
-        do {
-            try loop.withLock { core in try core.start() }
-            // Wait (briefly: one round trip, a few ms) for the registry's first enumeration, so a
-            // stream opened right away that names its target sink finds it.
-            let deadline = ContinuousClock.now + .seconds(2)
-            while !loop.withLock({ $0.isRegistrySynced }), ContinuousClock.now < deadline {
-                usleep(2_000)
-            }
-        } catch let error as SessionError {
-            loop.stop { $0.shutdown() }
-            throw error
+        do throws(SessionError) {
+            try loop.withLock { core throws(SessionError) in try core.start() }
         } catch {
             loop.stop { $0.shutdown() }
-            throw SessionError(code: .engineUnavailable, message: "\(error)")
+            throw error
+        }
+        // Wait (briefly: one round trip, a few ms) for the registry's first enumeration, so a
+        // stream opened right away that names its target sink finds it.
+        let deadline = ContinuousClock.now + .seconds(2)
+        while !loop.withLock({ $0.isRegistrySynced }), ContinuousClock.now < deadline {
+            usleep(2_000)
         }
     }
 
@@ -78,6 +76,7 @@ public final class PipeWireEngine: AudioEngine {
     /// Closes every stream and the connection, and stops the engine's threads. The engine is
     /// unusable afterwards; `deinit` does the same.
     public func shutdown() {
+        isShutDown.store(true, ordering: .relaxed)
         loop.stop { $0.shutdown() }
     }
 
@@ -112,8 +111,10 @@ public final class PipeWireEngine: AudioEngine {
 
     /// Records the monitor of `sink` (nil: the default sink) into `ring`, through a capture stream
     /// that survives reconnections like the others. For tests that measure what was played.
-    @_spi(Testing) public func startMonitorRecording(into ring: AudioRingBuffer, sink: String? = nil) throws {
-        try loop.withLock { core in try core.startMonitor(into: ring, target: sink) }
+    @_spi(Testing) public func startMonitorRecording(
+        into ring: AudioRingBuffer, sink: String? = nil
+    ) throws(SessionError) {
+        try loop.withLock { core throws(SessionError) in try core.startMonitor(into: ring, target: sink) }
     }
 
     /// Stops ``startMonitorRecording(into:sink:)``.
@@ -132,48 +133,48 @@ public final class PipeWireEngine: AudioEngine {
         delivery.setHandler(handler)
     }
 
-    public func activate(_ configuration: SessionConfiguration) throws {
-        loop.withLock { $0.configuration = configuration }
+    /// Accepts any configuration while the engine is running: PipeWire has no session categories,
+    /// and the voice configuration's input is opened by ``startCapture(into:)``.
+    ///
+    /// - Throws: `SessionError` with code `engineUnavailable` after ``shutdown()``.
+    public func activate(_ configuration: SessionConfiguration) throws(SessionError) {
+        guard !isShutDown.load(ordering: .relaxed) else {
+            throw SessionError(
+                code: .engineUnavailable,
+                message: "cannot activate \(configuration): the PipeWire engine was shut down; make a new one")
+        }
     }
 
     public func deactivate(notifyingOthers: Bool) {
         // PipeWire has no notion of telling other clients to resume: they never paused for us.
-        loop.withLock { $0.configuration = nil }
     }
 
+    /// Opens the stream as a `pw_stream` and returns its renderer, whose control side the session
+    /// changes gains and pauses through (atomic stores, no lock). The renderer outlives reconnections.
     public func openStream(
         _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
-    ) throws {
+    ) throws(SessionError) -> any StreamControl {
         let renderer = StreamRenderer(source: source, gain: gain, paused: paused, format: format)
-        try loop.withLock { core in try core.openStream(id, descriptor: descriptor, renderer: renderer) }
+        try loop.withLock { core throws(SessionError) in
+            try core.openStream(id, descriptor: descriptor, renderer: renderer)
+        }
+        return renderer
     }
 
     public func closeStream(_ id: StreamID) {
         loop.withLock { $0.closeStream(id) }
     }
 
-    public func setGain(_ gain: Float, ramp: Duration, stream: StreamID) {
-        renderer(for: stream)?.setGain(gain, rampFrames: format.frames(in: ramp))
-    }
-
-    public func setPaused(_ paused: Bool, stream: StreamID) {
-        renderer(for: stream)?.setPaused(paused)
-    }
-
     public func setSuspended(_ suspended: Bool) {
         shared.suspended.store(suspended, ordering: .relaxed)
     }
 
-    public func startCapture(into ring: AudioRingBuffer) throws {
-        try loop.withLock { core in try core.startCapture(into: ring) }
+    public func startCapture(into ring: AudioRingBuffer) throws(SessionError) {
+        try loop.withLock { core throws(SessionError) in try core.startCapture(into: ring) }
     }
 
     public func stopCapture() {
         loop.withLock { $0.stopCapture() }
-    }
-
-    private func renderer(for stream: StreamID) -> StreamRenderer? {
-        loop.withLock { $0.streams[stream]?.renderer }
     }
 
     // MARK: Internals

@@ -33,11 +33,8 @@ final class PipeWireStream {
 
     // Loop thread only.
     private(set) var state = PW_STREAM_STATE_UNCONNECTED
-    private(set) var reachedStreaming = false
-    /// When the stream was connected, for the never-reached-STREAMING check.
-    let connectedAt = ContinuousClock.now
-    /// Whether a fault was reported for this stream already (one report per fault).
-    var faultReported = false
+    /// What its state changes and volume reports mean, from its connection on.
+    var health = StreamHealth(connectedAt: .now)
     /// The channel volume the engine set last; a different one came from outside.
     private(set) var ownVolume: Float = 1
 
@@ -132,7 +129,6 @@ final class PipeWireStream {
 
     fileprivate func stateChanged(from old: pw_stream_state, to new: pw_stream_state, error: String?) {
         state = new
-        if new == PW_STREAM_STATE_STREAMING { reachedStreaming = true }
         observer?.stream(self, changedFrom: old, to: new, error: error)
     }
 

@@ -62,7 +62,7 @@ final class ThreadLoop<State: AnyObject>: @unchecked Sendable {
 
     /// Runs `body` with the loop's lock held. The lock is recursive, so a callback that already
     /// holds it may call this too. Keep `body` short: the loop thread waits for it.
-    func withLock<Result>(_ body: (State) throws -> Result) rethrows -> Result {
+    func withLock<Result, Failure: Error>(_ body: (State) throws(Failure) -> Result) throws(Failure) -> Result {
         pw_thread_loop_lock(threadLoop)
         defer { pw_thread_loop_unlock(threadLoop) }
         return try body(state)

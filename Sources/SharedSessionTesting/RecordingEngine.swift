@@ -12,6 +12,8 @@ public final class RecordingEngine: AudioEngine {
         case closeStream(StreamID)
         case setGain(StreamID, gain: Float, ramp: Duration)
         case setPaused(StreamID, paused: Bool)
+        /// A voice-activity duck: the depth and how many meters it follows.
+        case setActivityDuck(StreamID, depth: Float, following: Int)
         case setSuspended(Bool)
         case startCapture
         case stopCapture
@@ -25,6 +27,7 @@ public final class RecordingEngine: AudioEngine {
             case .closeStream(let id): "closeStream(\(id))"
             case .setGain(let id, let gain, let ramp): "setGain(\(id), \(gain), ramp: \(ramp))"
             case .setPaused(let id, let paused): "setPaused(\(id), \(paused))"
+            case .setActivityDuck(let id, let depth, let count): "setActivityDuck(\(id), \(depth), following: \(count))"
             case .setSuspended(let suspended): "setSuspended(\(suspended))"
             case .startCapture: "startCapture"
             case .stopCapture: "stopCapture"
@@ -96,7 +99,7 @@ public final class RecordingEngine: AudioEngine {
         storage.withLock { $0.handler = handler }
     }
 
-    public func activate(_ configuration: SessionConfiguration) throws {
+    public func activate(_ configuration: SessionConfiguration) throws(SessionError) {
         try storage.withLock { storage throws(SessionError) in
             storage.calls.append(.activate(configuration))
             if let message = storage.refusedCategories[configuration.category] {
@@ -115,7 +118,7 @@ public final class RecordingEngine: AudioEngine {
 
     public func openStream(
         _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
-    ) throws {
+    ) throws(SessionError) -> any StreamControl {
         try storage.withLock { storage throws(SessionError) in
             storage.calls.append(.openStream(id, name: descriptor.name, gain: gain, paused: paused))
             if let message = storage.refuseStreams {
@@ -124,6 +127,7 @@ public final class RecordingEngine: AudioEngine {
             storage.gains[id] = gain
             storage.paused[id] = paused
         }
+        return Control(engine: self, stream: id)
     }
 
     public func closeStream(_ id: StreamID) {
@@ -134,17 +138,36 @@ public final class RecordingEngine: AudioEngine {
         }
     }
 
-    public func setGain(_ gain: Float, ramp: Duration, stream: StreamID) {
-        storage.withLock {
-            $0.calls.append(.setGain(stream, gain: gain, ramp: ramp))
-            if $0.gains[stream] != nil { $0.gains[stream] = gain }
-        }
-    }
+    /// A stream's control: records its calls in the engine's list, as `setGain` and `setPaused`.
+    private final class Control: StreamControl {
+        let engine: RecordingEngine
+        let stream: StreamID
 
-    public func setPaused(_ paused: Bool, stream: StreamID) {
-        storage.withLock {
-            $0.calls.append(.setPaused(stream, paused: paused))
-            if $0.paused[stream] != nil { $0.paused[stream] = paused }
+        init(engine: RecordingEngine, stream: StreamID) {
+            self.engine = engine
+            self.stream = stream
+        }
+
+        func setGain(_ gain: Float, ramp: Duration) {
+            engine.storage.withLock {
+                $0.calls.append(.setGain(stream, gain: gain, ramp: ramp))
+                if $0.gains[stream] != nil { $0.gains[stream] = gain }
+            }
+        }
+
+        func setPaused(_ paused: Bool) {
+            engine.storage.withLock {
+                $0.calls.append(.setPaused(stream, paused: paused))
+                if $0.paused[stream] != nil { $0.paused[stream] = paused }
+            }
+        }
+
+        let meter = ActivityMeter()
+
+        func activityMeter() -> ActivityMeter? { meter }
+
+        func setActivityDuck(depth: Float, following meters: [ActivityMeter], attack: Duration, release: Duration) {
+            engine.storage.withLock { $0.calls.append(.setActivityDuck(stream, depth: depth, following: meters.count)) }
         }
     }
 
@@ -155,7 +178,7 @@ public final class RecordingEngine: AudioEngine {
         }
     }
 
-    public func startCapture(into ring: AudioRingBuffer) throws {
+    public func startCapture(into ring: AudioRingBuffer) throws(SessionError) {
         try storage.withLock { storage throws(SessionError) in
             storage.calls.append(.startCapture)
             if let message = storage.refuseCapture {

@@ -22,6 +22,9 @@ final class EngineRig {
     let engine: PipeWireEngine
     let events = EngineEventLog()
     let recorder: SinkRecorder
+    /// The controls of the streams opened by ``openMain(gain:paused:)`` and ``openOverlay()``.
+    private(set) var main: (any StreamControl)?
+    private(set) var overlay: (any StreamControl)?
 
     init() throws {
         try Daemon.ensureRunning()
@@ -31,13 +34,13 @@ final class EngineRig {
     }
 
     func openMain(gain: Float = 1, paused: Bool = false) throws {
-        try engine.openStream(
+        main = try engine.openStream(
             mainID, descriptor: StreamDescriptor(name: "main", role: .movie),
             source: SineSource(frequency: mainTone, amplitude: 0.5), gain: gain, paused: paused)
     }
 
     func openOverlay() throws {
-        try engine.openStream(
+        overlay = try engine.openStream(
             overlayID, descriptor: StreamDescriptor(name: "overlay", role: .music),
             source: SineSource(frequency: overlayTone, amplitude: 0.25), gain: 1, paused: false)
     }
@@ -72,15 +75,15 @@ extension DaemonTests {
         func shutdownIsFinal() throws {
             try Daemon.ensureRunning()
             let engine = try PipeWireEngine()
-            try engine.openStream(
+            let main = try engine.openStream(
                 mainID, descriptor: StreamDescriptor(name: "main", role: .movie),
                 source: SineSource(frequency: mainTone, amplitude: 0.5), gain: 1, paused: false)
             #expect(engine.isConnected)
             engine.shutdown()
             engine.shutdown()
             #expect(!engine.isConnected)
-            engine.setGain(0.5, ramp: .milliseconds(10), stream: mainID)
-            engine.setPaused(true, stream: mainID)
+            main.setGain(0.5, ramp: .milliseconds(10))
+            main.setPaused(true)
             engine.setSuspended(true)
             engine.closeStream(mainID)
             engine.stopCapture()
@@ -107,7 +110,7 @@ extension DaemonTests {
             let sink = try #require(rig.engine.defaultSink)
             #expect(error?.message.contains(sink) == true)
             // Naming a sink that exists plays on it.
-            try rig.engine.openStream(
+            _ = try rig.engine.openStream(
                 mainID, descriptor: StreamDescriptor(name: "main", role: .movie, target: sink),
                 source: SineSource(frequency: mainTone, amplitude: 0.5), gain: 1, paused: false)
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
@@ -147,10 +150,10 @@ extension DaemonTests {
             try await rig.recorder.record(for: .milliseconds(200))
             let fade = Duration.milliseconds(150)
             let duckMark = rig.recorder.mark()
-            rig.engine.setGain(0.1, ramp: fade, stream: mainID)
+            rig.main?.setGain(0.1, ramp: fade)
             try await rig.recorder.record(for: .milliseconds(600))
             let restoreMark = rig.recorder.mark()
-            rig.engine.setGain(1, ramp: fade, stream: mainID)
+            rig.main?.setGain(1, ramp: fade)
             try await rig.recorder.record(for: .milliseconds(600))
             let samples = rig.recorder.samples
             let end = samples.count / 2
@@ -376,7 +379,7 @@ extension DaemonTests {
             try rig.openMain()
             try rig.openOverlay()
             let pcm = try PCMBufferSource(samples: [Float](repeating: 0.01, count: 9600), loops: true)
-            try rig.engine.openStream(
+            _ = try rig.engine.openStream(
                 StreamID(rawValue: 3), descriptor: StreamDescriptor(name: "clip", role: .notification), source: pcm,
                 gain: 0.5, paused: false)
             let ring = try AudioRingBuffer(minimumCapacity: 1 << 16)
@@ -387,8 +390,8 @@ extension DaemonTests {
             CRealtimeProbe_resetWatched()
             let cycles = rig.engine.processCycles
             for step in 0..<10 {  // gain ramps and pauses while counting, as a session would send them
-                rig.engine.setGain(step.isMultiple(of: 2) ? 0.1 : 1, ramp: .milliseconds(50), stream: mainID)
-                rig.engine.setPaused(step == 5, stream: overlayID)
+                rig.main?.setGain(step.isMultiple(of: 2) ? 0.1 : 1, ramp: .milliseconds(50))
+                rig.overlay?.setPaused(step == 5)
                 try await Task.sleep(for: .milliseconds(100))
                 _ = ring.readAll()
             }
@@ -408,7 +411,7 @@ extension DaemonTests {
             // and PipeWire's own work adding its node to the data loop).
             CRealtimeProbe_watchThread(pthread_t(thread))
             CRealtimeProbe_resetWatched()
-            try rig.engine.openStream(
+            _ = try rig.engine.openStream(
                 StreamID(rawValue: 4), descriptor: StreamDescriptor(name: "late", role: .game),
                 source: SineSource(frequency: 2000, amplitude: 0.1), gain: 1, paused: false)
             try await rig.recorder.waitForTone(2000, atLeast: Signal.decibels(0.1) - 1)

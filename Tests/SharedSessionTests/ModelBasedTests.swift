@@ -26,16 +26,20 @@ struct ModelBasedTests {
         var volume: Float = 1
         var wantsPlay = true
         var override = false
-        var interruption: InterruptionPhase = .none
+        var interrupted = false
+        /// An interruption ended without shouldResume and the host has not played since (semantics 16:
+        /// a later interruption ending with shouldResume does not lift it).
+        var waiting = false
         var background = false
         var manual: Bool?
         var other = false
 
         var configuration: SessionConfiguration? { voice > 0 ? .voice : generic > 0 ? .generic : nil }
         var duckFactor: Float { duckLevels.values.min().map { min($0, 1) } ?? 1 }
-        var paused: Bool { !wantsPlay || (pauses > 0 && !override) || interruption == .endedWaitingForHost }
+        var interruption: InterruptionPhase { interrupted ? .interrupted : waiting ? .endedWaitingForHost : .none }
+        var paused: Bool { !wantsPlay || (pauses > 0 && !override) || waiting }
         var suspended: Bool {
-            interruption == .interrupted || manual == false || (background && configuration == nil)
+            interrupted || manual == false || (background && configuration == nil)
         }
         var backgroundMusicMuted: Bool { other && (configuration ?? .generic).mixesWithOthers }
         var mainGain: Float { manual == true ? 0 : volume * duckFactor }
@@ -120,7 +124,8 @@ struct ModelBasedTests {
                 session.play()
                 model.wantsPlay = true
                 if model.pauses > 0 { model.override = true }
-                model.interruption = .none
+                model.interrupted = false
+                model.waiting = false
                 trace.append("play")
             case 12:
                 session.pause()
@@ -128,12 +133,15 @@ struct ModelBasedTests {
                 trace.append("pause")
             case 13:
                 session.handle(.interruptionBegan)
-                model.interruption = .interrupted
+                model.interrupted = true
                 trace.append("interruptionBegan")
             case 14, 15:
                 let resume = operation == 14
                 session.handle(.interruptionEnded(shouldResume: resume))
-                if model.interruption == .interrupted { model.interruption = resume ? .none : .endedWaitingForHost }
+                if model.interrupted {
+                    model.interrupted = false
+                    if !resume { model.waiting = true }
+                }
                 trace.append("interruptionEnded(\(resume))")
             case 16:
                 session.handle(.didEnterBackground)
@@ -142,7 +150,7 @@ struct ModelBasedTests {
             case 17:
                 session.handle(.willEnterForeground)
                 model.background = false
-                if model.interruption == .interrupted { model.interruption = .none }
+                model.interrupted = false
                 trace.append("foreground")
             case 18, 19:
                 session.handle(operation == 18 ? .otherAudioStarted : .otherAudioStopped)

@@ -16,11 +16,15 @@
 ///   reconnections through the handler given to ``setEventHandler(_:)``, from a thread that holds
 ///   none of the engine's locks and never from inside one of the methods below, because the session
 ///   reacts by calling the engine again.
-/// - **Gains ramp.** ``setGain(_:ramp:stream:)`` moves linearly from the level reached to the new
-///   one over `ramp`, per sample; a new call interrupts a ramp in progress without a jump.
+/// - **Streams are controlled through their handle.** ``openStream(_:descriptor:source:gain:paused:)``
+///   returns the stream's ``StreamControl``; its gain ramps linearly from the level reached to the new
+///   one, per sample, and a new call interrupts a ramp in progress without a jump. Hand back the
+///   control side of the stream's ``StreamRenderer``, which does exactly that.
 /// - **Pause keeps the position.** A paused stream stops pulling its source after a short fade and
 ///   continues from there when resumed. ``setSuspended(_:)`` silences every stream the same way
 ///   without changing their own pause state.
+/// - **Errors are ``SessionError``s** whose message names what failed and how to fix it; the session
+///   passes them on to its callers unchanged.
 public protocol AudioEngine: AnyObject, Sendable {
     /// The format of every stream.
     var format: AudioFormat { get }
@@ -34,37 +38,33 @@ public protocol AudioEngine: AnyObject, Sendable {
 
     /// Activates the session with `configuration`, or switches an active session to it.
     ///
-    /// - Throws: an error (``SessionError`` with a server's message where one exists) if the
-    ///   engine refuses; the session then stays as it was.
-    func activate(_ configuration: SessionConfiguration) throws
+    /// - Throws: ``SessionError`` (with the server's message where one exists) if the engine
+    ///   refuses; the session then stays as it was.
+    func activate(_ configuration: SessionConfiguration) throws(SessionError)
 
     /// Deactivates the session. With `notifyingOthers`, other applications are told they may
     /// resume (AVAudioSession's `notifyOthersOnDeactivation`).
     func deactivate(notifyingOthers: Bool)
 
-    /// Opens a stream that starts at `gain` and, if `paused`, without pulling its source.
+    /// Opens a stream that starts at `gain` and, if `paused`, without pulling its source, and returns
+    /// the control the session changes its gain and play state through.
     ///
-    /// - Throws: an error if the stream cannot be opened; nothing is left half open.
+    /// - Throws: ``SessionError`` (code `streamRefused`, `unknownTarget`, `engineUnavailable`) if the
+    ///   stream cannot be opened; nothing is left half open.
     func openStream(
         _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
-    ) throws
+    ) throws(SessionError) -> any StreamControl
 
     /// Closes a stream. Closing one that is not open does nothing.
     func closeStream(_ id: StreamID)
-
-    /// Ramps a stream's gain linearly to `gain` over `ramp`.
-    func setGain(_ gain: Float, ramp: Duration, stream: StreamID)
-
-    /// Pauses or resumes a stream.
-    func setPaused(_ paused: Bool, stream: StreamID)
 
     /// Silences all streams (an interruption, a background suspend) or lets them play again.
     func setSuspended(_ suspended: Bool)
 
     /// Starts delivering the voice input into `ring`.
     ///
-    /// - Throws: an error if no input can be opened.
-    func startCapture(into ring: AudioRingBuffer) throws
+    /// - Throws: ``SessionError`` if no input can be opened.
+    func startCapture(into ring: AudioRingBuffer) throws(SessionError)
 
     /// Stops delivering voice input. Stopping when not capturing does nothing.
     func stopCapture()

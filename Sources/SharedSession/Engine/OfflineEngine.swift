@@ -71,7 +71,7 @@ public final class OfflineEngine: AudioEngine {
         control.withLock { $0.handler = handler }
     }
 
-    public func activate(_ configuration: SessionConfiguration) throws {
+    public func activate(_ configuration: SessionConfiguration) throws(SessionError) {
         control.withLock {
             $0.configuration = configuration
             $0.activations += 1
@@ -84,7 +84,7 @@ public final class OfflineEngine: AudioEngine {
 
     public func openStream(
         _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
-    ) throws {
+    ) throws(SessionError) -> any StreamControl {
         let renderer = StreamRenderer(source: source, gain: gain, paused: paused, format: format)
         try streams.withLock { streams throws(SessionError) in
             guard streams.renderers[id] == nil else {
@@ -94,6 +94,7 @@ public final class OfflineEngine: AudioEngine {
             streams.renderers[id] = renderer
             streams.descriptors[id] = descriptor
         }
+        return renderer
     }
 
     public func closeStream(_ id: StreamID) {
@@ -104,21 +105,11 @@ public final class OfflineEngine: AudioEngine {
         }
     }
 
-    public func setGain(_ gain: Float, ramp: Duration, stream: StreamID) {
-        let renderer = streams.withLock { $0.renderers[stream] }
-        renderer?.setGain(gain, rampFrames: format.frames(in: ramp))
-    }
-
-    public func setPaused(_ paused: Bool, stream: StreamID) {
-        let renderer = streams.withLock { $0.renderers[stream] }
-        renderer?.setPaused(paused)
-    }
-
     public func setSuspended(_ suspended: Bool) {
         self.suspended.store(suspended, ordering: .relaxed)
     }
 
-    public func startCapture(into ring: AudioRingBuffer) throws {
+    public func startCapture(into ring: AudioRingBuffer) throws(SessionError) {
         guard ring.channels == format.channels else {
             throw SessionError(
                 code: .streamRefused,
@@ -157,10 +148,21 @@ public final class OfflineEngine: AudioEngine {
             // The first quantum is reported too, as a sound server reports the graph's starting one.
             if previous != frames { handler?(.quantumChanged(frames: frames)) }
         }
-        let active = streams.withLock { streams in
+        let opened = streams.withLock { streams in
             streams.order.compactMap { id in streams.renderers[id].map { (id, $0) } }
         }
+        // Streams that follow others' activity render last, so they hear this quantum's activity of
+        // the streams they follow (and of the capture, recorded first): sample-accurate ducking.
+        let active = opened.filter { !$0.1.followsActivity } + opened.filter { $0.1.followsActivity }
         let isSuspended = suspended.load(ordering: .relaxed)
+        let capture = control.withLock { $0.capture }
+        if let capture, let input, !isSuspended {
+            var recorded = [Float](repeating: 0, count: frames * channels)
+            let got = recorded.withUnsafeMutableBufferPointer { input.render(into: $0.baseAddress!, frames: frames) }
+            _ = recorded.withUnsafeBufferPointer {
+                capture.write(UnsafeBufferPointer(rebasing: $0[0..<got * channels]))
+            }
+        }
         var mix = [Float](repeating: 0, count: frames * channels)
         var stems: [StreamID: [Float]] = [:]
         for (id, renderer) in active {
@@ -171,17 +173,9 @@ public final class OfflineEngine: AudioEngine {
             for index in mix.indices { mix[index] += stem[index] }
             stems[id] = stem
         }
-        let capture = control.withLock { control in
+        control.withLock { control in
             control.framesRendered += frames
             control.recording?.append(contentsOf: mix)
-            return control.capture
-        }
-        if let capture, let input, !isSuspended {
-            var recorded = [Float](repeating: 0, count: frames * channels)
-            let got = recorded.withUnsafeMutableBufferPointer { input.render(into: $0.baseAddress!, frames: frames) }
-            _ = recorded.withUnsafeBufferPointer {
-                capture.write(UnsafeBufferPointer(rebasing: $0[0..<got * channels]))
-            }
         }
         return RenderedAudio(frames: frames, mix: mix, stems: stems)
     }

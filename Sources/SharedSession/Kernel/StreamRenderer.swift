@@ -9,17 +9,31 @@ import Synchronization
 /// reads them once per call and keeps the rest in plain stored properties that only it touches.
 ///
 /// The render side never locks, allocates, logs or makes a system call; a test counts it.
-public final class StreamRenderer: @unchecked Sendable {
+///
+/// A gain change that arrives while the stream is silent (paused or suspended, its de-click fade
+/// finished) is applied as a step: nothing can be heard, so the stream resumes at its target instead
+/// of ramping there audibly from an old level.
+public final class StreamRenderer: StreamControl, @unchecked Sendable {
     // @unchecked: the `var` properties below the "render side" mark are read and written only by
     // the render thread (one at a time, as the engines guarantee); the control side reaches the render
     // side only through the atomics, and the scratch pointer is touched only by the render side.
 
     /// The stream's source.
     public let source: any AudioSource
+    /// The format the stream renders.
+    public let format: AudioFormat
     /// Interleaved channels per frame.
     public let channels: Int
     /// Frames over which a pause or resume fades out or in, so neither clicks (5 ms at 48 kHz).
     public let declickFrames: Int
+
+    /// Hears what the stream plays, for voice-activity ducks of other streams that follow it; it
+    /// measures from the first ``activityMeter()`` call on.
+    private let activity = ActivityMeter()
+    private let metersActivity = Atomic<Bool>(false)
+
+    /// The most activity sources one stream follows.
+    public static let maximumFollowed = 4
 
     private let scratch: UnsafeMutablePointer<Float>
     private let scratchFrames: Int
@@ -29,12 +43,23 @@ public final class StreamRenderer: @unchecked Sendable {
     private let rampFrameCount = Atomic<Int>(0)
     private let gainGeneration = Atomic<UInt64>(0)
     private let pausedFlag: Atomic<Bool>
+    // The voice-activity duck: meters as unretained pointers (kept alive by whoever set them, see
+    // ``setActivityDuck(depth:following:attackFrames:releaseFrames:)``), the depth and the ramp steps.
+    private let followed0 = Atomic<UInt>(0)
+    private let followed1 = Atomic<UInt>(0)
+    private let followed2 = Atomic<UInt>(0)
+    private let followed3 = Atomic<UInt>(0)
+    private let activityDepthBits = Atomic<UInt32>(Float(1).bitPattern)
+    private let activityAttackFrames = Atomic<Int>(960)
+    private let activityReleaseFrames = Atomic<Int>(19_200)
+    private let followGeneration = Atomic<UInt64>(0)
 
     // Render side to control side.
     private let currentGainBits: Atomic<UInt32>
     private let pulledFrames = Atomic<Int>(0)
     private let silentFrames = Atomic<Int>(0)
     private let audibleFlag: Atomic<Bool>
+    private let currentActivityBits = Atomic<UInt32>(Float(1).bitPattern)
 
     // Render side only.
     private var gain: Float
@@ -45,10 +70,21 @@ public final class StreamRenderer: @unchecked Sendable {
     private var rampPosition = 0
     private var seenGeneration: UInt64 = 0
     private var runGain: Float
+    // The voice-activity duck, render side: the meters followed, the last block read from each (a
+    // block read twice is stale: its writer stopped), and the activity gain moving between 1 and depth.
+    private var meters: (UInt, UInt, UInt, UInt) = (0, 0, 0, 0)
+    private var meterBlocks: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    private var seenFollowGeneration: UInt64 = 0
+    private var activityDepth: Float = 1
+    private var activityDownStep: Float = 1
+    private var activityUpStep: Float = 1
+    private var activityGain: Float = 1
+    private var spans: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
 
     /// Creates the kernel for a stream that starts at `gain`, paused or playing.
     public init(source: any AudioSource, gain: Float, paused: Bool, format: AudioFormat = .standard) {
         self.source = source
+        self.format = format
         self.channels = format.channels
         self.declickFrames = max(1, format.sampleRate / 200)
         self.scratchFrames = 1024
@@ -77,11 +113,50 @@ public final class StreamRenderer: @unchecked Sendable {
         gainGeneration.add(1, ordering: .releasing)
     }
 
+    /// Starts a linear ramp to `gain` over `ramp`, converted to frames at the stream's rate.
+    public func setGain(_ gain: Float, ramp: Duration) {
+        setGain(gain, rampFrames: format.frames(in: ramp))
+    }
+
     /// Pauses (fading out over ``declickFrames`` and then no longer pulling the source, so playback
     /// resumes where it stopped) or resumes.
     public func setPaused(_ paused: Bool) {
         pausedFlag.store(paused, ordering: .releasing)
     }
+
+    /// The meter of what this stream plays, for a voice-activity duck on another stream; the stream
+    /// measures its output from this call on.
+    public func activityMeter() -> ActivityMeter? {
+        metersActivity.store(true, ordering: .relaxed)
+        return activity
+    }
+
+    /// Makes the stream go down to `depth` × its gain while any of `meters` hears activity, reaching
+    /// it over `attack` and coming back over `release` once they are quiet (``VoiceActivityPolicy``).
+    /// Depth 1 or no meters: no voice-activity duck. At most ``maximumFollowed`` meters are followed.
+    ///
+    /// The render side holds the meters unretained: the caller keeps them alive for as long as this
+    /// stream may render (the session keeps every meter it linked until it is deinitialised).
+    public func setActivityDuck(depth: Float, following meters: [ActivityMeter], attack: Duration, release: Duration) {
+        let pointers = meters.prefix(Self.maximumFollowed).map {
+            UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque())
+        }
+        followed0.store(pointers.count > 0 ? pointers[0] : 0, ordering: .relaxed)
+        followed1.store(pointers.count > 1 ? pointers[1] : 0, ordering: .relaxed)
+        followed2.store(pointers.count > 2 ? pointers[2] : 0, ordering: .relaxed)
+        followed3.store(pointers.count > 3 ? pointers[3] : 0, ordering: .relaxed)
+        activityDepthBits.store((pointers.isEmpty ? 1 : depth).bitPattern, ordering: .relaxed)
+        activityAttackFrames.store(max(1, format.frames(in: attack)), ordering: .relaxed)
+        activityReleaseFrames.store(max(1, format.frames(in: release)), ordering: .relaxed)
+        followGeneration.add(1, ordering: .releasing)
+    }
+
+    /// Whether the stream follows other streams' activity: an engine that renders several streams in
+    /// turn renders these last, so they hear the others' activity in the same quantum.
+    public var followsActivity: Bool { followed0.load(ordering: .relaxed) != 0 }
+
+    /// The voice-activity gain the render side reached at the end of its last call (1: not ducked).
+    public var currentActivityGain: Float { Float(bitPattern: currentActivityBits.load(ordering: .relaxed)) }
 
     /// The gain the render side reached at the end of its last call.
     public var currentGain: Float { Float(bitPattern: currentGainBits.load(ordering: .relaxed)) }
@@ -118,20 +193,78 @@ public final class StreamRenderer: @unchecked Sendable {
             rampPosition = 0
             if length == 0 { gain = target }
         }
+        // Silent since the last call: whatever is left of a ramp could not be heard, so it ends now
+        // and the stream fades in at its target.
+        if runGain == 0, rampPosition < rampLength {
+            rampPosition = rampLength
+            gain = target
+        }
         let playing = !suspended && !pausedFlag.load(ordering: .acquiring)
+        let following = readFollowed()
         var done = 0
         while done < frames {
             let chunk = min(frames &- done, scratchFrames)
-            renderChunk(into: output + done &* channels, frames: chunk, accumulate: accumulate, playing: playing)
+            renderChunk(
+                into: output + done &* channels, frames: chunk, offset: done, accumulate: accumulate, playing: playing,
+                following: following)
             done = done &+ chunk
         }
         currentGainBits.store(gain.bitPattern, ordering: .relaxed)
+        currentActivityBits.store(activityGain.bitPattern, ordering: .relaxed)
         audibleFlag.store(playing || runGain > 0, ordering: .relaxed)
+        if metersActivity.load(ordering: .relaxed), !accumulate {
+            activity.measure(output, frames: frames, channels: channels)
+        }
+    }
+
+    /// Picks up a new voice-activity duck and reads the active spans the followed meters published for
+    /// this quantum. Returns whether anything is followed or the activity gain is still moving.
+    @inline(__always)
+    private func readFollowed() -> Bool {
+        let generation = followGeneration.load(ordering: .acquiring)
+        if generation != seenFollowGeneration {
+            seenFollowGeneration = generation
+            meters = (
+                followed0.load(ordering: .relaxed), followed1.load(ordering: .relaxed),
+                followed2.load(ordering: .relaxed), followed3.load(ordering: .relaxed)
+            )
+            activityDepth = Float(bitPattern: activityDepthBits.load(ordering: .relaxed))
+            let span = 1 - activityDepth
+            activityDownStep = span / Float(activityAttackFrames.load(ordering: .relaxed))
+            activityUpStep = span / Float(activityReleaseFrames.load(ordering: .relaxed))
+            if span <= 0 {
+                // Unfollowed: come back at the release pace from wherever the duck left the stream.
+                activityUpStep = (1 - activityGain) / Float(activityReleaseFrames.load(ordering: .relaxed))
+            }
+        }
+        (spans.0, spans.1, meterBlocks.0) = Self.span(of: meters.0, after: meterBlocks.0)
+        (spans.2, spans.3, meterBlocks.1) = Self.span(of: meters.1, after: meterBlocks.1)
+        (spans.4, spans.5, meterBlocks.2) = Self.span(of: meters.2, after: meterBlocks.2)
+        (spans.6, spans.7, meterBlocks.3) = Self.span(of: meters.3, after: meterBlocks.3)
+        return meters.0 != 0 || activityGain != 1
+    }
+
+    @inline(__always)
+    private static func span(of meter: UInt, after lastBlock: UInt64) -> (Int, Int, UInt64) {
+        guard meter != 0, let pointer = UnsafeRawPointer(bitPattern: meter) else { return (0, 0, lastBlock) }
+        let (start, end, block) = Unmanaged<ActivityMeter>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
+            $0.activeSpan()
+        }
+        // The same block as last time: its writer has not measured since (a closed or stopped
+        // stream), so it says nothing about now.
+        return block == lastBlock ? (0, 0, block) : (start, end, block)
+    }
+
+    @inline(__always)
+    private func isActive(at frame: Int) -> Bool {
+        (frame >= spans.0 && frame < spans.1) || (frame >= spans.2 && frame < spans.3)
+            || (frame >= spans.4 && frame < spans.5) || (frame >= spans.6 && frame < spans.7)
     }
 
     @inline(__always)
     private func renderChunk(
-        into output: UnsafeMutablePointer<Float>, frames: Int, accumulate: Bool, playing: Bool
+        into output: UnsafeMutablePointer<Float>, frames: Int, offset: Int, accumulate: Bool, playing: Bool,
+        following: Bool
     ) {
         let runStep = 1 / Float(declickFrames)
         // Pull only the frames that will be heard: all of them while playing, and while fading out
@@ -163,8 +296,19 @@ public final class StreamRenderer: @unchecked Sendable {
         let inverseLength = rampLength > 0 ? 1 / Float(rampLength) : 0
         let target = self.target
         let channels = self.channels
+        var activityGain = self.activityGain
+        let depth = activityDepth
+        let downStep = activityDownStep
+        let upStep = activityUpStep
         var index = 0
-        for _ in 0..<frames {
+        for frame in 0..<frames {
+            if following {
+                if isActive(at: offset &+ frame) {
+                    if activityGain > depth { activityGain = max(depth, activityGain - downStep) }
+                } else if activityGain < 1 {
+                    activityGain = min(1, activityGain + upStep)
+                }
+            }
             if rampPosition < rampLength {
                 rampPosition &+= 1
                 gain =
@@ -175,7 +319,7 @@ public final class StreamRenderer: @unchecked Sendable {
             } else if runGain > 0 {
                 runGain = max(0, runGain - runStep)
             }
-            let factor = gain * runGain
+            let factor = gain * runGain * activityGain
             for _ in 0..<channels {
                 let value = scratch[index] * factor
                 output[index] = accumulate ? output[index] + value : value
@@ -185,5 +329,6 @@ public final class StreamRenderer: @unchecked Sendable {
         self.gain = gain
         self.runGain = runGain
         self.rampPosition = rampPosition
+        self.activityGain = activityGain
     }
 }

@@ -1,11 +1,19 @@
 /// The coordinator's state: a plain value with no threads, locks or engine in it.
 ///
-/// Every mutation records what happened and appends events to ``outbox``; everything the engine
-/// must do is derived (``engineTarget``) from the live leases and the host's settings, never pushed
-/// and popped, so no order of releases and no volume change can leave a stale value behind (as
-/// Chromium's audio focus manager recomputes from its whole stack, and PulseAudio's role ducking keeps
-/// the duck as a separate factor on top of the stream volume). ``SharedSession`` wraps it in a mutex
-/// and performs the engine calls and event delivery after the lock is released.
+/// Every input (a lease, a host call, a system or engine event, the outcome of an engine call) is a
+/// mutating method that returns the ``SessionEffect``s that must follow, in order: events to deliver,
+/// and the engine and stream calls that bring the engine to what the state now derives. What the
+/// engine should have (``engineTarget``) is derived from the live leases and the host's settings,
+/// never pushed and popped, so no order of releases and no volume change can leave a stale value
+/// behind (as Chromium's audio focus manager recomputes from its whole stack, and PulseAudio's role
+/// ducking keeps the duck as a separate factor on top of the stream volume). The state also keeps what
+/// it has told the engine (``applied``), so each input yields only the calls that change something.
+///
+/// ``SharedSession`` holds it in a lock, performs the effects in order after releasing it, and feeds
+/// the outcome of an activation or a capture start back in.
+///
+/// Every operation costs the same however many leases are held: leases and ducks are kept by id, with
+/// counts per session type and per duck level beside them.
 struct SessionState: Sendable {
     struct LeaseRecord: Sendable, Hashable {
         var info: LeaseInfo
@@ -28,6 +36,17 @@ struct SessionState: Sendable {
     struct StreamTarget: Sendable, Hashable {
         var gain: Float
         var paused: Bool
+        /// The voice-activity duck on top of `gain`: the factor to go down by while any source is
+        /// active. `nil`: none.
+        var activity: ActivityDuck? = nil
+    }
+
+    /// A voice-activity duck as one stream's renderer applies it.
+    struct ActivityDuck: Sendable, Hashable {
+        /// The factor applied to the stream's gain while a source is active (the duck's level over
+        /// the static duck factor, so the lowest level wins, as with any duck).
+        var depth: Float
+        var sources: [ActivitySource]
     }
 
     /// What the engine should have, derived from the state.
@@ -35,6 +54,25 @@ struct SessionState: Sendable {
         var configuration: SessionConfiguration?
         var suspended: Bool
         var streams: [StreamID: StreamTarget]
+    }
+
+    /// What the engine has been told.
+    struct Applied: Sendable, Hashable {
+        /// The configuration the engine last accepted.
+        var configuration: SessionConfiguration?
+        var capturing = false
+        var suspended = false
+        /// The streams the engine has opened, with the gain and play state they were last given.
+        var streams: [StreamID: StreamTarget] = [:]
+    }
+
+    /// An activation whose outcome the state waits for.
+    private struct Activation: Sendable, Hashable {
+        let configuration: SessionConfiguration
+        /// The cause of the change that asked for it, given to the events its outcome produces.
+        let cause: EventCause
+        /// The configuration that was active before, to go back to if the capture cannot start.
+        let previous: SessionConfiguration?
     }
 
     /// The observable values whose changes become events.
@@ -47,31 +85,44 @@ struct SessionState: Sendable {
     }
 
     let policy: SessionPolicy
-    private(set) var leases: [LeaseRecord] = []
-    private(set) var ducks: [DuckInfo] = []
+    private var leaseRecords: [LeaseID: LeaseRecord] = [:]
+    /// Live session leases per type, granted or waiting.
+    private var leaseCounts: [AudioSessionType: Int] = [:]
+    /// Leases waiting for their configuration, oldest first.
+    private var waiting: [LeaseID] = []
+    private var duckRecords: [LeaseID: DuckInfo] = [:]
+    /// Live ducks per effective level (a duck with no level counts at the policy's).
+    private var duckLevels: [Float: Int] = [:]
+    private var pauseRequests = 0
+    /// Live voice-activity ducks: what each follows and its effective level.
+    private var activityDucks: [LeaseID: (source: ActivitySource, level: Float)] = [:]
+    /// Deadlines of the ducks that have one.
+    private var deadlines: [LeaseID: ContinuousClock.Instant] = [:]
     private(set) var hostVolume: Float = 1
     private(set) var hostWantsPlay = true
     /// The host pressed play while pause requests were live; lasts until the next pause request.
     private(set) var hostOverridesPause = false
-    private(set) var interruption: InterruptionPhase = .none
+    private(set) var isInterrupted = false
+    /// An interruption ended without `shouldResume` and the host has not pressed play since. A later
+    /// interruption that ends with `shouldResume` does not lift it: only the host's play does.
+    private(set) var waitsForHost = false
     private(set) var inBackground = false
     /// A manual `suspend(renderAnyway:)`: `nil` when not suspended by hand.
     private(set) var manualSuspension: ManualSuspension?
     private(set) var otherAudioPlaying = false
     private(set) var currentRoute: String?
     private(set) var streams: [StreamRecord] = []
-    /// The configuration the engine last accepted; only the reconcile step changes it.
-    private(set) var appliedConfiguration: SessionConfiguration?
+    private(set) var applied = Applied()
+    private var activation: Activation?
     private(set) var isClosed = false
     private(set) var engineConnected = true
     private(set) var quantum = 0
-    /// The cause of the latest mutation, given to the events the reconcile step produces for it.
-    private(set) var lastCause: EventCause = .host
-    private(set) var outbox: [SessionEvent] = []
     /// Why leases waiting for a configuration were refused, until their acquirer collects it.
     private var refusals: [LeaseID: SessionError] = [:]
     private var nextLease: UInt64 = 1
     private var nextStream: UInt64 = 1
+    /// The effects of the input being handled, returned when it is done.
+    private var effects: [SessionEffect] = []
 
     struct ManualSuspension: Sendable, Hashable {
         var renderAnyway: Bool
@@ -83,40 +134,78 @@ struct SessionState: Sendable {
 
     // MARK: Derived
 
+    /// The live session leases (granted or waiting), oldest first.
+    var leases: [LeaseRecord] { leaseRecords.values.sorted { $0.info.id < $1.info.id } }
+
+    /// The live duck and pause requests, oldest first.
+    var ducks: [DuckInfo] { duckRecords.values.sorted { $0.id < $1.id } }
+
+    /// The configuration the engine last accepted.
+    var appliedConfiguration: SessionConfiguration? { applied.configuration }
+
+    var interruption: InterruptionPhase {
+        if isInterrupted { return .interrupted }
+        return waitsForHost ? .endedWaitingForHost : .none
+    }
+
     /// Voice if any voice lease is live, else generic if any generic lease is, else inactive.
     var requestedConfiguration: SessionConfiguration? {
-        if leases.contains(where: { $0.info.type == .voice }) { return policy.voiceConfiguration }
-        if !leases.isEmpty { return policy.genericConfiguration }
+        if leaseCounts[.voice, default: 0] > 0 { return policy.voiceConfiguration }
+        if !leaseRecords.isEmpty { return policy.genericConfiguration }
         return nil
     }
 
     /// The lowest level among live ducks, and the other-audio duck if the policy asks for it; ducks
     /// never compound.
-    var duckFactor: Float {
+    var duckFactor: Float { isMainExempt ? 1 : staticDuckFactor }
+
+    private var staticDuckFactor: Float {
         var factor: Float = 1
-        for duck in ducks {
-            if case .duck(let level) = duck.style { factor = min(factor, level ?? policy.duckLevel) }
-        }
+        for level in duckLevels.keys { factor = min(factor, level) }
         if policy.duckWhenOtherAudioPlays, otherAudioPlaying { factor = min(factor, policy.duckLevel) }
         return factor
     }
 
-    var pauseRequested: Bool { ducks.contains { $0.style == .pause } }
+    var pauseRequested: Bool { pauseRequests > 0 }
+
+    /// Whether the host marked the main stream exempt from units' requests.
+    var isMainExempt: Bool { streams.first(where: \.isMain)?.descriptor.isExempt == true }
 
     var isMainPaused: Bool {
-        !hostWantsPlay || (pauseRequested && !hostOverridesPause) || interruption == .endedWaitingForHost
+        !hostWantsPlay || (pauseRequested && !hostOverridesPause && !isMainExempt) || waitsForHost
+    }
+
+    /// The earliest deadline of a live duck, when ``expire(at:)`` has something to do.
+    var nextDeadline: ContinuousClock.Instant? { deadlines.values.min() }
+
+    /// The voice-activity duck the main stream's renderer applies, if any.
+    var mainActivityDuck: ActivityDuck? {
+        guard !activityDucks.isEmpty, !isMainExempt else { return nil }
+        var level: Float = 1
+        var sources: [ActivitySource] = []
+        for id in activityDucks.keys.sorted() {
+            let duck = activityDucks[id]!
+            if case .stream(let followed) = duck.source, !streams.contains(where: { $0.id == followed }) { continue }
+            level = min(level, duck.level)
+            if !sources.contains(duck.source) { sources.append(duck.source) }
+        }
+        guard !sources.isEmpty else { return nil }
+        let factor = staticDuckFactor
+        // Combined as any duck: the lowest level wins, so the activity only goes below the static ducks.
+        let depth = factor > 0 ? min(1, level / factor) : 1
+        return ActivityDuck(depth: depth, sources: sources)
     }
 
     /// The configuration whose background behaviour applies: the active one, else the generic one.
     private var governingConfiguration: SessionConfiguration {
-        appliedConfiguration ?? policy.genericConfiguration
+        applied.configuration ?? policy.genericConfiguration
     }
 
     var isSuspended: Bool {
-        if interruption == .interrupted { return true }
+        if isInterrupted { return true }
         if let manualSuspension, !manualSuspension.renderAnyway { return true }
         if inBackground {
-            guard let active = appliedConfiguration else { return true }
+            guard let active = applied.configuration else { return true }
             return !active.category.rendersInBackground || policy.suspendInBackground
         }
         return false
@@ -136,7 +225,7 @@ struct SessionState: Sendable {
     }
 
     func target(for stream: StreamRecord) -> StreamTarget {
-        if stream.isMain { return StreamTarget(gain: mainGain, paused: isMainPaused) }
+        if stream.isMain { return StreamTarget(gain: mainGain, paused: isMainPaused, activity: mainActivityDuck) }
         let muted = isMutedByHand || (isBackgroundMusicMuted && stream.descriptor.isBackgroundMusic)
         return StreamTarget(gain: muted ? 0 : stream.volume, paused: false)
     }
@@ -152,7 +241,7 @@ struct SessionState: Sendable {
 
     func snapshot(at now: ContinuousClock.Instant) -> SessionSnapshot {
         SessionSnapshot(
-            activeConfiguration: appliedConfiguration,
+            activeConfiguration: applied.configuration,
             leases: leases.filter(\.granted).map(\.info),
             ducks: ducks,
             mainVolume: hostVolume,
@@ -179,21 +268,20 @@ struct SessionState: Sendable {
             backgroundMusicMuted: isBackgroundMusicMuted)
     }
 
-    // MARK: Event bookkeeping
+    // MARK: Effects
 
-    mutating func takeEvents() -> [SessionEvent] {
-        defer { outbox.removeAll(keepingCapacity: true) }
-        return outbox
+    private mutating func takeEffects() -> [SessionEffect] {
+        defer { effects.removeAll(keepingCapacity: true) }
+        return effects
     }
 
     private mutating func emit(_ kind: SessionEvent.Kind, _ cause: EventCause) {
-        outbox.append(SessionEvent(kind, cause: cause))
+        effects.append(.emit(SessionEvent(kind, cause: cause)))
     }
 
     /// Runs a mutation and emits an event for every observable value it changed, with `cause`.
     private mutating func change(_ cause: EventCause, _ body: (inout SessionState) -> Void) {
         let before = observed
-        lastCause = cause
         body(&self)
         let after = observed
         if before.hostVolume != after.hostVolume {
@@ -211,118 +299,357 @@ struct SessionState: Sendable {
         }
     }
 
+    /// Runs an input: its mutation (with the events of what it changed), then the engine calls that
+    /// bring the engine to the new target. Returns everything, in order.
+    private mutating func input(_ cause: EventCause, _ body: (inout SessionState) -> Void) -> [SessionEffect] {
+        change(cause, body)
+        settle(cause)
+        return takeEffects()
+    }
+
+    /// Appends the engine calls that bring the engine from ``applied`` to ``engineTarget``: the
+    /// configuration first (an activation waits for its outcome before the streams follow), then
+    /// suspension, then each stream's gain (ramped down or up by the policy's fades) and play state.
+    private mutating func settle(_ cause: EventCause, retryingConfiguration: Bool = true) {
+        guard !isClosed, activation == nil else { return }
+        let requested = requestedConfiguration
+        if retryingConfiguration, requested != applied.configuration {
+            guard let requested else {
+                if applied.capturing {
+                    effects.append(.stopCapture)
+                    applied.capturing = false
+                }
+                effects.append(.deactivate(notifyingOthers: policy.notifyOthersOnDeactivation))
+                change(cause) { state in
+                    state.applied.configuration = nil
+                    state.emit(.deactivated(notifiedOthers: state.policy.notifyOthersOnDeactivation), cause)
+                }
+                settle(cause)
+                return
+            }
+            activation = Activation(configuration: requested, cause: cause, previous: applied.configuration)
+            effects.append(.activate(requested))
+            return
+        }
+        let suspended = isSuspended
+        if suspended != applied.suspended {
+            effects.append(.setSuspended(suspended))
+            applied.suspended = suspended
+        }
+        for record in streams {
+            guard let current = applied.streams[record.id] else { continue }
+            let wanted = target(for: record)
+            if wanted.gain != current.gain {
+                let ramp = wanted.gain < current.gain ? policy.fadeDown : policy.fadeUp
+                effects.append(.setGain(record.id, wanted.gain, ramp: ramp))
+            }
+            if wanted.paused != current.paused { effects.append(.setPaused(record.id, wanted.paused)) }
+            if wanted.activity != current.activity {
+                effects.append(
+                    .setActivityDuck(
+                        record.id, depth: wanted.activity?.depth ?? 1, following: wanted.activity?.sources ?? []))
+            }
+            applied.streams[record.id] = wanted
+        }
+    }
+
     // MARK: Leases
 
     /// Adds a session lease. It is granted at once if the configuration it needs is already active;
-    /// otherwise the reconcile step activates it and grants it (or refuses it).
-    mutating func acquire(_ type: AudioSessionType, owner: String, at now: ContinuousClock.Instant) -> LeaseID {
+    /// otherwise the effects activate it, and the outcome grants it (or refuses it).
+    ///
+    /// A voice lease for a unit that may not take the voice session is refused (the error is returned
+    /// and a `requestRejected` event emitted) or granted as generic, as its limits say.
+    mutating func acquire(
+        _ requested: AudioSessionType, owner: String, at now: ContinuousClock.Instant
+    ) -> (LeaseID, [SessionEffect]) {
+        let limits = policy.limits(for: owner)
+        var type = requested
+        var limited = false
+        if requested == .voice, !limits.mayTakeVoice {
+            if limits.excess == .refuse {
+                let error = SessionError(
+                    code: .limitExceeded,
+                    message: "\(owner) may not take the voice session (its unit limits say mayTakeVoice: false): "
+                        + "ask for a generic session, or change the host's SessionPolicy.unitLimits")
+                let id = LeaseID(rawValue: nextLease)
+                nextLease += 1
+                refusals[id] = error
+                emit(.requestRejected(error), .unit(owner: owner))
+                return (id, takeEffects())
+            }
+            type = .generic
+            limited = true
+        }
         let id = LeaseID(rawValue: nextLease)
         nextLease += 1
         let info = LeaseInfo(id: id, owner: owner, type: type, acquiredAt: now)
-        change(.sessionLease(id, owner: owner)) { state in
-            state.leases.append(LeaseRecord(info: info, granted: false))
-            if state.requestedConfiguration == state.appliedConfiguration {
-                state.grantPending()
+        let effects = input(.sessionLease(id, owner: owner)) { state in
+            if limited {
+                state.emit(.limitApplied(owner: owner, limit: .mayNotTakeVoice), .sessionLease(id, owner: owner))
+            }
+            state.leaseRecords[id] = LeaseRecord(info: info, granted: false)
+            state.leaseCounts[type, default: 0] += 1
+            state.waiting.append(id)
+            if state.requestedConfiguration == state.applied.configuration {
+                state.grantWaiting()
             }
         }
-        return id
+        return (id, effects)
+    }
+
+    /// The type a live, granted lease holds (a unit's limits may have made a voice request generic).
+    func grantedType(_ id: LeaseID) -> AudioSessionType? {
+        guard let record = leaseRecords[id], record.granted else { return nil }
+        return record.info.type
     }
 
     /// Whether a lease is live and granted.
-    func isGranted(_ id: LeaseID) -> Bool { leases.contains { $0.info.id == id && $0.granted } }
+    func isGranted(_ id: LeaseID) -> Bool { leaseRecords[id]?.granted == true }
 
-    /// Removes a session lease. Returns `false` (and changes nothing) if it is not live.
-    mutating func release(_ id: LeaseID, dropped: Bool) -> Bool {
-        guard let index = leases.firstIndex(where: { $0.info.id == id }) else { return false }
-        let info = leases[index].info
-        change(.sessionLease(id, owner: info.owner)) { state in
-            state.leases.remove(at: index)
+    /// Removes a session lease; nothing happens (no effects) if it is not live.
+    mutating func release(_ id: LeaseID, dropped: Bool) -> [SessionEffect] {
+        guard let info = leaseRecords[id]?.info else { return [] }
+        return input(.sessionLease(id, owner: info.owner)) { state in
+            state.removeLease(id)
             state.emit(dropped ? .leaseDropped(info) : .leaseReleased(info), .sessionLease(id, owner: info.owner))
         }
-        return true
     }
 
-    mutating func duck(owner: String, style: DuckStyle, at now: ContinuousClock.Instant) -> LeaseID {
+    private mutating func removeLease(_ id: LeaseID) {
+        guard let record = leaseRecords.removeValue(forKey: id) else { return }
+        leaseCounts[record.info.type, default: 1] -= 1
+        if !record.granted { waiting.removeAll { $0 == id } }
+    }
+
+    /// Adds a duck or pause request within its unit's limits. Returns the lease's id, or the error
+    /// when a limit refuses it (a `requestRejected` event is among the effects then).
+    mutating func duck(
+        _ request: DuckRequest, at now: ContinuousClock.Instant
+    ) -> (result: Result<LeaseID, SessionError>, effects: [SessionEffect]) {
+        let owner = request.owner
+        let limits = policy.limits(for: owner)
+        var style = request.style
+        var applied: [UnitLimit] = []
+        func refuse(_ limit: UnitLimit, _ fix: String) -> (Result<LeaseID, SessionError>, [SessionEffect]) {
+            let error = SessionError(
+                code: .limitExceeded, message: "\(owner) asked for \(request.style) beyond its limit (\(limit)): \(fix)"
+            )
+            emit(.requestRejected(error), .unit(owner: owner))
+            return (.failure(error), takeEffects())
+        }
+        if style == .pause, !limits.mayPauseMain {
+            if limits.excess == .refuse {
+                return refuse(.mayNotPauseMain, "ask for a duck instead, or change the host's SessionPolicy.unitLimits")
+            }
+            style = .duck(level: max(policy.duckLevel, limits.deepestDuckLevel))
+            applied.append(.mayNotPauseMain)
+        }
+        if case .some(let level) = style.requestedLevel, (level ?? policy.duckLevel) < limits.deepestDuckLevel {
+            let deepest = limits.deepestDuckLevel
+            if limits.excess == .refuse {
+                return refuse(.deepestDuckLevel(deepest), "ask for a level of \(deepest) or more")
+            }
+            switch style {
+            case .followActivity(let source, _): style = .followActivity(source, level: deepest)
+            default: style = .duck(level: deepest)
+            }
+            applied.append(.deepestDuckLevel(deepest))
+        }
+        var hold = request.maximumHold
+        if let maximum = limits.maximumHold, hold.map({ $0 > maximum }) ?? true {
+            hold = maximum
+            applied.append(.maximumHold(maximum))
+        }
+        if isMainExempt, let main = mainStreamID { applied.append(.exemptStream(main)) }
         let id = LeaseID(rawValue: nextLease)
         nextLease += 1
-        let info = DuckInfo(id: id, owner: owner, style: style, acquiredAt: now)
-        change(.duckLease(id, owner: owner)) { state in
+        let deadline = hold.map { now + $0 }
+        let info = DuckInfo(
+            id: id, owner: owner, style: style, acquiredAt: now, deadline: deadline, appliedLimits: applied)
+        let effects = input(.duckLease(id, owner: owner)) { state in
+            for limit in applied { state.emit(.limitApplied(owner: owner, limit: limit), .duckLease(id, owner: owner)) }
             state.emit(.duckAcquired(info), .duckLease(id, owner: owner))
-            if style == .pause { state.hostOverridesPause = false }
-            state.ducks.append(info)
+            switch style {
+            case .pause:
+                state.hostOverridesPause = false
+                state.pauseRequests += 1
+            case .duck(let level):
+                state.duckLevels[level ?? state.policy.duckLevel, default: 0] += 1
+            case .followActivity(let source, let level):
+                state.activityDucks[id] = (source, level ?? state.policy.duckLevel)
+            }
+            state.duckRecords[id] = info
+            if let deadline { state.deadlines[id] = deadline }
         }
-        return id
+        return (.success(id), effects)
     }
 
-    mutating func releaseDuck(_ id: LeaseID, dropped: Bool) -> Bool {
-        guard let index = ducks.firstIndex(where: { $0.id == id }) else { return false }
-        let info = ducks[index]
-        change(.duckLease(id, owner: info.owner)) { state in
-            state.ducks.remove(at: index)
+    /// Removes a duck or pause request; nothing happens (no effects) if it is not live.
+    mutating func releaseDuck(_ id: LeaseID, dropped: Bool) -> [SessionEffect] {
+        guard let info = duckRecords[id] else { return [] }
+        return input(.duckLease(id, owner: info.owner)) { state in
+            state.removeDuck(info)
             state.emit(dropped ? .duckDropped(info) : .duckReleased(info), .duckLease(id, owner: info.owner))
-            if !state.pauseRequested { state.hostOverridesPause = false }
         }
-        return true
     }
 
-    mutating func noteIgnoredRelease(owner: String, what: String, cause: EventCause) {
+    /// Releases every duck whose deadline has come, as if its holder had, with a `duckExpired` event.
+    mutating func expire(at now: ContinuousClock.Instant) -> [SessionEffect] {
+        let due = deadlines.filter { $0.value <= now }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
+        guard !due.isEmpty else { return [] }
+        var first: EventCause?
+        for id in due {
+            guard let info = duckRecords[id] else { continue }
+            let cause = EventCause.duckLease(id, owner: info.owner)
+            first = first ?? cause
+            change(cause) { state in
+                state.removeDuck(info)
+                state.emit(.duckExpired(info), cause)
+            }
+        }
+        if let first { settle(first) }
+        return takeEffects()
+    }
+
+    private mutating func removeDuck(_ info: DuckInfo) {
+        duckRecords[info.id] = nil
+        deadlines[info.id] = nil
+        switch info.style {
+        case .pause:
+            pauseRequests -= 1
+        case .duck(let level):
+            let level = level ?? policy.duckLevel
+            let remaining = duckLevels[level, default: 1] - 1
+            duckLevels[level] = remaining > 0 ? remaining : nil
+        case .followActivity:
+            activityDucks[info.id] = nil
+        }
+        if !pauseRequested { hostOverridesPause = false }
+    }
+
+    /// A live duck or pause request, as the snapshot shows it.
+    func duckInfo(_ id: LeaseID) -> DuckInfo? { duckRecords[id] }
+
+    /// Whether a duck or pause request is live.
+    func isDuckLive(_ id: LeaseID) -> Bool { duckRecords[id] != nil }
+
+    mutating func noteIgnoredRelease(owner: String, what: String, cause: EventCause) -> [SessionEffect] {
         emit(.releaseIgnored(owner: owner, what: what), cause)
+        return takeEffects()
     }
 
-    mutating func noteRejected(_ error: SessionError) {
+    mutating func noteUnitReleased(owner: String, reason: String) -> [SessionEffect] {
+        emit(.unitReleased(owner: owner, reason: reason), .unit(owner: owner))
+        return takeEffects()
+    }
+
+    mutating func noteRejected(_ error: SessionError) -> [SessionEffect] {
         emit(.requestRejected(error), .host)
+        return takeEffects()
     }
 
-    // MARK: Activation results (the reconcile step)
+    // MARK: Outcomes of engine calls
 
-    private mutating func grantPending() {
-        for index in leases.indices where !leases[index].granted {
-            leases[index].granted = true
-            emit(
-                .leaseAcquired(leases[index].info),
-                .sessionLease(leases[index].info.id, owner: leases[index].info.owner))
+    private mutating func grantWaiting() {
+        for id in waiting {
+            guard let info = leaseRecords[id]?.info else { continue }
+            leaseRecords[id]?.granted = true
+            emit(.leaseAcquired(info), .sessionLease(id, owner: info.owner))
         }
+        waiting.removeAll(keepingCapacity: true)
     }
 
-    /// The engine activated `configuration`: grant the waiting leases, then report the change.
-    mutating func activationSucceeded(_ configuration: SessionConfiguration) {
-        let previous = appliedConfiguration
-        let cause = lastCause
+    /// The engine accepted the configuration of the ``SessionEffect/activate(_:)`` just performed.
+    /// The capture starts next if the configuration records input (and stops if it does not);
+    /// otherwise the waiting leases are granted and the change is reported.
+    mutating func activationSucceeded() -> [SessionEffect] {
+        guard let activation else { return [] }
+        let configuration = activation.configuration
+        if configuration.category.recordsInput, !applied.capturing {
+            effects.append(.startCapture)
+            return takeEffects()
+        }
+        if !configuration.category.recordsInput, applied.capturing {
+            effects.append(.stopCapture)
+            applied.capturing = false
+        }
+        complete(activation)
+        return takeEffects()
+    }
+
+    /// The capture of a recording configuration started: the switch is complete.
+    mutating func captureStarted() -> [SessionEffect] {
+        guard let activation else { return [] }
+        applied.capturing = true
+        complete(activation)
+        return takeEffects()
+    }
+
+    private mutating func complete(_ activation: Activation) {
+        self.activation = nil
+        let configuration = activation.configuration
+        let previous = applied.configuration
+        let cause = activation.cause
         change(cause) { state in
-            state.appliedConfiguration = configuration
-            if state.requestedConfiguration == configuration { state.grantPending() }
+            state.applied.configuration = configuration
+            if state.requestedConfiguration == configuration { state.grantWaiting() }
             if let previous {
                 state.emit(.configurationChanged(from: previous, to: configuration), cause)
             } else {
                 state.emit(.activated(configuration), cause)
             }
         }
+        settle(cause)
     }
 
-    /// The engine refused `configuration`: the leases waiting for it are not granted. Returns them.
-    mutating func activationFailed(_ configuration: SessionConfiguration, message: String) -> [LeaseID] {
-        let refused = leases.filter { !$0.granted && policy.configuration(for: $0.info.type) == configuration }
-        let cause = lastCause
+    /// The engine refused the configuration of the ``SessionEffect/activate(_:)`` just performed: the
+    /// leases waiting for it are refused and removed; everything else stays as it was.
+    mutating func activationFailed(_ error: SessionError) -> [SessionEffect] {
+        guard let activation else { return [] }
+        refuse(activation, message: error.message)
+        return takeEffects()
+    }
+
+    /// The capture of a recording configuration could not start: the engine goes back to the
+    /// configuration it had, and the switch is refused like an activation.
+    mutating func captureFailed(_ error: SessionError) -> [SessionEffect] {
+        guard let activation else { return [] }
+        effects.append(.restore(activation.previous))
+        refuse(activation, message: error.message)
+        return takeEffects()
+    }
+
+    private mutating func refuse(_ activation: Activation, message: String) {
+        self.activation = nil
+        let configuration = activation.configuration
+        let cause = activation.cause
+        let refused = waiting.filter { id in
+            leaseRecords[id].map { policy.configuration(for: $0.info.type) == configuration } ?? false
+        }
         change(cause) { state in
-            state.leases.removeAll { record in refused.contains { $0.info.id == record.info.id } }
-            for record in refused {
-                state.refusals[record.info.id] = SessionError(
+            for id in refused {
+                guard let info = state.leaseRecords[id]?.info else { continue }
+                state.removeLease(id)
+                state.refusals[id] = SessionError(
                     code: .activationRefused,
-                    message: "the engine refused to activate \(configuration) for the \(record.info.type) session "
-                        + "of \(record.info.owner): \(message); fall back to another engine or retry later")
+                    message: "the engine refused to activate \(configuration) for the \(info.type) session "
+                        + "of \(info.owner): \(message); fall back to another engine or retry later")
             }
             state.emit(.activationFailed(configuration, message: message), cause)
         }
-        return refused.map(\.info.id)
+        // With no lease refused, asking again at once would only be refused again: the next input retries.
+        settle(cause, retryingConfiguration: !refused.isEmpty)
     }
 
-    /// Takes the reason a lease was refused, if it was. A lease still waiting after the reconcile step
-    /// (the session was closed, or the engine kept changing its mind) is removed and refused too.
+    /// Takes the reason a lease was refused, if it was. A lease still waiting after its effects were
+    /// performed (the session was closed, or the engine refused a switch no lease could be blamed for)
+    /// is removed and refused too.
     mutating func takeRefusal(_ id: LeaseID) -> SessionError? {
         if let refusal = refusals.removeValue(forKey: id) { return refusal }
-        guard let index = leases.firstIndex(where: { $0.info.id == id && !$0.granted }) else { return nil }
-        let owner = leases[index].info.owner
-        leases.remove(at: index)
+        guard let record = leaseRecords[id], !record.granted else { return nil }
+        let owner = record.info.owner
+        removeLease(id)
         if isClosed {
             return SessionError(
                 code: .sessionClosed,
@@ -335,103 +662,122 @@ struct SessionState: Sendable {
                 "the engine did not settle on a configuration for the session of \(owner): retry, or check the engine")
     }
 
-    mutating func deactivated() {
-        let cause = lastCause
-        change(cause) { state in
-            state.appliedConfiguration = nil
-            state.emit(.deactivated(notifiedOthers: state.policy.notifyOthersOnDeactivation), cause)
-        }
-    }
-
     // MARK: Host
 
-    mutating func setHostVolume(_ volume: Float, cause: EventCause = .host) {
-        change(cause) { $0.hostVolume = volume }
+    mutating func setHostVolume(_ volume: Float) -> [SessionEffect] {
+        input(.host) { $0.hostVolume = volume }
     }
 
-    mutating func play() {
-        change(.host) { state in
+    mutating func play() -> [SessionEffect] {
+        input(.host) { state in
             state.hostWantsPlay = true
             if state.pauseRequested { state.hostOverridesPause = true }
-            if state.interruption != .none {
-                state.interruption = .none
+            if state.isInterrupted || state.waitsForHost {
+                state.isInterrupted = false
+                state.waitsForHost = false
                 state.emit(.interruptionEnded(shouldResume: true), .host)
             }
         }
     }
 
-    mutating func pause() {
-        change(.host) { $0.hostWantsPlay = false }
+    mutating func pause() -> [SessionEffect] {
+        input(.host) { $0.hostWantsPlay = false }
     }
 
-    mutating func suspend(renderAnyway: Bool) {
-        change(.host) { $0.manualSuspension = ManualSuspension(renderAnyway: renderAnyway) }
+    mutating func suspend(renderAnyway: Bool) -> [SessionEffect] {
+        input(.host) { $0.manualSuspension = ManualSuspension(renderAnyway: renderAnyway) }
     }
 
-    mutating func wakeFromSuspend() {
-        change(.host) { $0.manualSuspension = nil }
+    mutating func wakeFromSuspend() -> [SessionEffect] {
+        input(.host) { $0.manualSuspension = nil }
     }
 
     // MARK: System events
 
-    /// Applies a system event. Returns `false` if it changed nothing because it did not apply (an
-    /// interruption end without a beginning, for instance).
-    @discardableResult
-    mutating func handle(_ event: SystemEvent) -> Bool {
+    /// Applies a system event. Returns `applied: false` if it changed nothing because it did not
+    /// apply (an interruption end without a beginning, for instance).
+    mutating func handle(_ event: SystemEvent) -> (applied: Bool, effects: [SessionEffect]) {
         let cause = EventCause.system(event)
         switch event {
         case .interruptionBegan:
-            change(cause) { state in
-                state.interruption = .interrupted
-                state.emit(.interruptionBegan, cause)
-            }
+            return (
+                true,
+                input(cause) { state in
+                    state.isInterrupted = true
+                    state.emit(.interruptionBegan, cause)
+                }
+            )
         case .interruptionEnded(let shouldResume):
-            guard interruption == .interrupted else { return false }
-            change(cause) { state in
-                state.interruption = shouldResume ? .none : .endedWaitingForHost
-                state.emit(.interruptionEnded(shouldResume: shouldResume), cause)
-            }
+            guard isInterrupted else { return (false, input(cause) { _ in }) }
+            return (
+                true,
+                input(cause) { state in
+                    state.isInterrupted = false
+                    if !shouldResume { state.waitsForHost = true }
+                    state.emit(.interruptionEnded(shouldResume: shouldResume), cause)
+                }
+            )
         case .routeChanged(let route):
-            change(cause) { state in
-                if let output = route.currentOutput { state.currentRoute = output }
-                if route.reason == .oldDeviceUnavailable { state.hostWantsPlay = false }
-                state.emit(.routeChanged(route), cause)
-            }
+            return (
+                true,
+                input(cause) { state in
+                    if let output = route.currentOutput { state.currentRoute = output }
+                    if route.reason == .oldDeviceUnavailable { state.hostWantsPlay = false }
+                    state.emit(.routeChanged(route), cause)
+                }
+            )
         case .didEnterBackground:
-            guard !inBackground else { return false }
-            change(cause) { state in
-                state.inBackground = true
-                state.emit(.backgroundChanged(isInBackground: true), cause)
-            }
+            guard !inBackground else { return (false, input(cause) { _ in }) }
+            return (
+                true,
+                input(cause) { state in
+                    state.inBackground = true
+                    state.emit(.backgroundChanged(isInBackground: true), cause)
+                }
+            )
         case .willEnterForeground:
-            guard inBackground || interruption == .interrupted else { return false }
-            change(cause) { state in
-                if state.inBackground {
-                    state.inBackground = false
-                    state.emit(.backgroundChanged(isInBackground: false), cause)
+            guard inBackground || isInterrupted else { return (false, input(cause) { _ in }) }
+            return (
+                true,
+                input(cause) { state in
+                    if state.inBackground {
+                        state.inBackground = false
+                        state.emit(.backgroundChanged(isInBackground: false), cause)
+                    }
+                    // An interruption whose end never came is lifted when the app comes back.
+                    if state.isInterrupted {
+                        state.isInterrupted = false
+                        state.emit(.interruptionEnded(shouldResume: true), cause)
+                    }
                 }
-                // An interruption whose end never came is lifted when the app comes back.
-                if state.interruption == .interrupted {
-                    state.interruption = .none
-                    state.emit(.interruptionEnded(shouldResume: true), cause)
-                }
-            }
+            )
         case .otherAudioStarted, .otherAudioStopped:
             let playing = event == .otherAudioStarted
-            guard playing != otherAudioPlaying else { return false }
-            change(cause) { state in
-                state.otherAudioPlaying = playing
-                state.emit(.otherAudioChanged(isPlaying: playing), cause)
-            }
+            guard playing != otherAudioPlaying else { return (false, input(cause) { _ in }) }
+            return (
+                true,
+                input(cause) { state in
+                    state.otherAudioPlaying = playing
+                    state.emit(.otherAudioChanged(isPlaying: playing), cause)
+                }
+            )
         }
-        return true
     }
 
     // MARK: Streams
 
+    /// Adds a stream before the engine opens it; returns its id and the gain and play state it must
+    /// start with.
+    ///
+    /// - Throws: `sessionClosed` after ``close()``, `mainStreamAlreadyOpen` for a second main stream.
     mutating func addStream(
         _ descriptor: StreamDescriptor, isMain: Bool, owner: String?, volume: Float
-    ) throws(SessionError) -> StreamID {
+    ) throws(SessionError) -> (StreamID, StreamTarget) {
+        guard !isClosed else {
+            throw SessionError(
+                code: .sessionClosed,
+                message: "the session is closed, so \(descriptor.name) cannot be opened: make a new SharedSession")
+        }
         if isMain, let existing = streams.first(where: \.isMain) {
             throw SessionError(
                 code: .mainStreamAlreadyOpen,
@@ -440,14 +786,24 @@ struct SessionState: Sendable {
         }
         let id = StreamID(rawValue: nextStream)
         nextStream += 1
-        streams.append(StreamRecord(id: id, descriptor: descriptor, isMain: isMain, owner: owner, volume: volume))
-        return id
+        let record = StreamRecord(id: id, descriptor: descriptor, isMain: isMain, owner: owner, volume: volume)
+        streams.append(record)
+        return (id, target(for: record))
     }
 
-    /// Reports a stream the engine opened.
-    mutating func streamOpened(_ id: StreamID) {
-        guard let record = streams.first(where: { $0.id == id }) else { return }
-        emit(.streamOpened(info(of: record)), record.cause)
+    /// The engine opened a stream added by ``addStream(_:isMain:owner:volume:)`` at `target`.
+    mutating func streamOpened(_ id: StreamID, at target: StreamTarget) -> [SessionEffect] {
+        guard let record = streams.first(where: { $0.id == id }) else { return [] }
+        applied.streams[id] = target
+        return input(record.cause) { state in
+            state.emit(.streamOpened(state.info(of: record)), record.cause)
+        }
+    }
+
+    /// The engine could not open a stream added by ``addStream(_:isMain:owner:volume:)``: it is
+    /// forgotten without an event.
+    mutating func streamOpenFailed(_ id: StreamID) {
+        streams.removeAll { $0.id == id }
     }
 
     func info(of record: StreamRecord) -> StreamInfo {
@@ -457,67 +813,108 @@ struct SessionState: Sendable {
             volume: record.isMain ? hostVolume : record.volume, gain: target.gain, isPaused: target.paused)
     }
 
-    /// Removes a stream; returns its last info, or `nil` if it was not open.
-    mutating func removeStream(_ id: StreamID, emitting: Bool) -> StreamInfo? {
-        guard let index = streams.firstIndex(where: { $0.id == id }) else { return nil }
+    /// Closes a stream: nothing happens if it is not open, or if the session was closed (which
+    /// closed every stream on the engine already).
+    mutating func removeStream(_ id: StreamID) -> [SessionEffect] {
+        guard !isClosed, applied.streams[id] != nil, let index = streams.firstIndex(where: { $0.id == id }) else {
+            return []
+        }
         let record = streams[index]
         let info = info(of: record)
-        change(record.cause) { state in
+        effects.append(.closeStream(id))
+        applied.streams[id] = nil
+        return input(record.cause) { state in
             state.streams.remove(at: index)
-            if emitting { state.emit(.streamClosed(info), record.cause) }
+            state.emit(.streamClosed(info), record.cause)
         }
-        return info
     }
 
-    mutating func setStreamVolume(_ id: StreamID, _ volume: Float) -> Bool {
-        guard let index = streams.firstIndex(where: { $0.id == id }) else { return false }
-        if streams[index].isMain {
-            setHostVolume(volume)
-            return true
-        }
+    /// Sets a stream's own volume (the main stream's is the host's volume). Returns `found: false`
+    /// (and no effects) if the stream is not open.
+    mutating func setStreamVolume(_ id: StreamID, _ volume: Float) -> (found: Bool, effects: [SessionEffect]) {
+        guard let index = streams.firstIndex(where: { $0.id == id }) else { return (false, []) }
+        if streams[index].isMain { return (true, setHostVolume(volume)) }
         let old = streams[index].volume
         let cause = streams[index].cause
-        change(cause) { state in
-            state.streams[index].volume = volume
-            if old != volume { state.emit(.streamVolumeChanged(id, from: old, to: volume), cause) }
-        }
-        return true
+        return (
+            true,
+            input(cause) { state in
+                state.streams[index].volume = volume
+                if old != volume { state.emit(.streamVolumeChanged(id, from: old, to: volume), cause) }
+            }
+        )
     }
 
     // MARK: Engine reports
 
-    mutating func handleEngineEvent(_ event: EngineEvent) {
+    mutating func handleEngineEvent(_ event: EngineEvent) -> [SessionEffect] {
         let cause = EventCause.engine(event)
         switch event {
         case .system(let system):
-            handle(system)
+            return handle(system).effects
         case .externalVolumeChange(let stream, let volume):
-            if stream == mainStreamID {
-                setHostVolume(volume, cause: cause)
-            } else if let index = streams.firstIndex(where: { $0.id == stream }) {
-                let old = streams[index].volume
-                change(cause) { state in
-                    state.streams[index].volume = volume
-                    state.emit(.streamVolumeChanged(stream, from: old, to: volume), cause)
-                }
+            if stream == mainStreamID { return input(cause) { $0.hostVolume = volume } }
+            guard let index = streams.firstIndex(where: { $0.id == stream }) else { return [] }
+            let old = streams[index].volume
+            return input(cause) { state in
+                state.streams[index].volume = volume
+                state.emit(.streamVolumeChanged(stream, from: old, to: volume), cause)
             }
         case .streamFault(let stream, let reason):
             emit(.streamFault(stream, reason: reason), cause)
+            return takeEffects()
         case .connectionLost(let reason):
             engineConnected = false
             emit(.connectionLost(reason: reason), cause)
+            return takeEffects()
         case .reconnected(let attempts, let downtime):
             engineConnected = true
             emit(.reconnected(attempts: attempts, downtime: downtime), cause)
+            resync()
+            return input(cause) { _ in }
         case .quantumChanged(let frames):
             quantum = frames
             emit(.quantumChanged(frames: frames), cause)
+            return takeEffects()
         }
     }
 
-    mutating func close() {
+    /// After a reconnect the engine reopened its streams from what it was last told: tell it again.
+    /// A ramp, not a step: if the engine's render side kept a level other than the target across the
+    /// outage, it glides there instead of clicking.
+    private mutating func resync() {
         guard !isClosed else { return }
+        for record in streams {
+            guard applied.streams[record.id] != nil else { continue }
+            let wanted = target(for: record)
+            effects.append(.setGain(record.id, wanted.gain, ramp: policy.fadeDown))
+            effects.append(.setPaused(record.id, wanted.paused))
+            applied.streams[record.id] = wanted
+        }
+        effects.append(.setSuspended(applied.suspended))
+    }
+
+    // MARK: Closing
+
+    /// Closes the session: stops the capture, closes every stream and deactivates; nothing reaches the
+    /// engine afterwards. The leases stay in the state (releasing them changes nothing on the engine).
+    mutating func close() -> [SessionEffect] {
+        guard !isClosed else { return [] }
+        if applied.capturing {
+            effects.append(.stopCapture)
+            applied.capturing = false
+        }
+        for id in applied.streams.keys.sorted() { effects.append(.closeStream(id)) }
+        applied.streams.removeAll()
+        if applied.configuration != nil {
+            effects.append(.deactivate(notifyingOthers: policy.notifyOthersOnDeactivation))
+            change(.host) { state in
+                state.applied.configuration = nil
+                state.emit(.deactivated(notifiedOthers: state.policy.notifyOthersOnDeactivation), .host)
+            }
+        }
         isClosed = true
         emit(.closed, .host)
+        return takeEffects()
     }
 }

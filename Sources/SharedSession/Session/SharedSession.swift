@@ -1,3 +1,4 @@
+import Dispatch
 public import Logging
 import Synchronization
 
@@ -26,16 +27,29 @@ public final class SharedSession: Sendable {
     let logger: Logger
 
     private let state: Locked<SessionState>
-    private let applied = Locked<EngineMirror>(EngineMirror())
+    /// Serialises performing effects, so the engine and the stream controls see the changes in the
+    /// order the state made them; holds each open stream's control.
+    private let lane = Locked<Lane>(Lane())
     private let delivery = Locked<Delivery>(Delivery())
 
-    /// What the engine has been told, guarded by the lock that serialises engine calls.
-    private struct EngineMirror {
-        var suspended = false
-        var capturing = false
-        var streams: [StreamID: SessionState.StreamTarget] = [:]
+    private let expiry = Locked<Expiry>(Expiry())
+
+    private struct Lane {
+        var controls: [StreamID: any StreamControl] = [:]
+        /// Every activity meter a stream was told to follow: the render side holds them unretained,
+        /// so they live as long as the session.
+        var meters: [ObjectIdentifier: ActivityMeter] = [:]
+        var observers: [ObjectIdentifier: any SessionInputObserver] = [:]
+    }
+
+    /// The wake-up that releases ducks at their deadline: a Dispatch timer of its own, so a busy
+    /// Swift concurrency pool cannot hold a forgotten duck past its deadline.
+    private struct Expiry {
+        var scheduled: ContinuousClock.Instant?
         var closed = false
     }
+
+    private static let deadlineQueue = DispatchQueue(label: "SharedSession.deadlines")
 
     private struct Delivery {
         var pending: [SessionEvent] = []
@@ -54,20 +68,16 @@ public final class SharedSession: Sendable {
         self.state = Locked(SessionState(policy: policy))
         // Two seconds of voice: a client that reads every 20 ms never loses a frame.
         self.voiceInput = try! AudioRingBuffer(
-            minimumCapacity: 2 * engine.format.sampleRate, channels: engine.format.channels)
+            minimumCapacity: 2 * engine.format.sampleRate, channels: engine.format.channels, measuringActivity: true)
         engine.setEventHandler { [weak self] event in self?.engineReported(event) }
     }
 
     deinit {
         // Nothing can hold a lease or a stream handle any more (both keep the session alive), so
         // only the engine's side is left to tidy; no events, since no one can receive them.
-        applied.withLock { mirror in
-            guard !mirror.closed else { return }
-            if mirror.capturing { engine.stopCapture() }
-            for id in mirror.streams.keys.sorted() { engine.closeStream(id) }
-            if state.withLock({ $0.appliedConfiguration != nil }) {
-                engine.deactivate(notifyingOthers: policy.notifyOthersOnDeactivation)
-            }
+        let effects = state.withLock { $0.close() }
+        lane.withLock { lane in
+            for effect in effects where effect.event == nil { apply(effect, &lane) }
         }
     }
 
@@ -146,78 +156,128 @@ public final class SharedSession: Sendable {
     /// - Throws: ``SessionError`` with code `activationRefused` if the engine refused the
     ///   configuration; the session and every lease already held stay as they were.
     public func acquire(_ type: AudioSessionType, owner: String) throws(SessionError) -> SessionLease {
-        let id = mutate { $0.acquire(type, owner: owner, at: .now) }
-        reconcile()
-        let refusal: SessionError? = state.withLock { state in
-            state.isGranted(id) ? nil : state.takeRefusal(id)
+        let (id, granted, refusal) = lane.withLock { lane -> (LeaseID, AudioSessionType, SessionError?) in
+            let (id, effects) = state.withLock { $0.acquire(type, owner: owner, at: .now) }
+            notify(.acquire(type, owner: owner, lease: id), &lane)
+            perform(effects, &lane)
+            // The activation's outcome is in: the lease is granted (as the type its unit's limits
+            // allow), or refused with the reason.
+            return state.withLock { state in
+                guard let granted = state.grantedType(id) else { return (id, type, state.takeRefusal(id)) }
+                return (id, granted, nil)
+            }
         }
         drain()
         if let refusal {
             logger.error("session lease refused", metadata: ["owner": "\(owner)", "error": "\(refusal)"])
             throw refusal
         }
-        return SessionLease(id: id, type: type, owner: owner, session: self)
+        return SessionLease(id: id, type: granted, owner: owner, session: self)
     }
 
     func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
-        let released = mutate { $0.release(id, dropped: dropped) }
+        let released = run(.releaseLease(id, dropped: dropped)) { $0.release(id, dropped: dropped) }
         if dropped, released {
             logger.warning(
                 "session lease dropped without release()", metadata: ["owner": "\(owner)", "lease": "\(id)"])
         }
-        reconcile()
-        drain()
+    }
+
+    func unitReleased(owner: String, reason: String, sessions: Int, ducks: Int) {
+        logger.notice(
+            "unit released",
+            metadata: ["owner": "\(owner)", "reason": "\(reason)", "sessions": "\(sessions)", "ducks": "\(ducks)"])
+        run(.unitReleased(owner: owner, reason: reason)) { $0.noteUnitReleased(owner: owner, reason: reason) }
     }
 
     func ignoredRelease(owner: String, what: String, cause: EventCause) {
         logger.warning("release ignored: nothing to release", metadata: ["owner": "\(owner)", "what": "\(what)"])
-        mutate { $0.noteIgnoredRelease(owner: owner, what: what, cause: cause) }
-        drain()
+        run(.ignoredRelease(owner: owner, what: what, cause: cause)) {
+            $0.noteIgnoredRelease(owner: owner, what: what, cause: cause)
+        }
     }
 
     // MARK: Ducking
 
     /// Lowers the main stream to ``mainVolume`` × the policy's duck level while the lease lives.
     /// Ducks stack without compounding; the last one released restores the host's current volume.
+    ///
+    /// A request beyond the unit's limits that the policy refuses returns a lease that is already
+    /// released, with a `requestRejected` event; use ``duck(_:)`` to get the error thrown.
     public func duck(owner: String) -> DuckLease {
-        makeDuck(owner: owner, style: .duck(level: nil))
+        duckOrLog(DuckRequest(owner: owner))
     }
 
     /// Lowers the main stream to ``mainVolume`` × `level` while the lease lives. With several ducks
     /// the lowest level applies.
     ///
     /// - Throws: ``SessionError`` with code `invalidValue` if `level` is not a finite number from 0
-    ///   through 1; no duck is made.
+    ///   through 1, or `limitExceeded` if the unit's limits refuse it; no duck is made.
     public func duck(owner: String, level: Float) throws(SessionError) -> DuckLease {
-        do {
-            try SessionError.checkUnitInterval(level, name: "duck level")
+        try duck(DuckRequest(owner: owner, style: .duck(level: level)))
+    }
+
+    /// Pauses the main stream instead of ducking it while the lease lives. It resumes when the last
+    /// such lease goes, unless the host paused it itself in the meantime. A unit that may not pause
+    /// the main stream gets a duck instead, or an already released lease, as its limits say.
+    public func pauseMain(owner: String) -> DuckLease {
+        duckOrLog(DuckRequest(owner: owner, style: .pause))
+    }
+
+    /// Asks for the main stream to be ducked, paused, or ducked while a stream or the microphone is
+    /// active (``DuckStyle/followActivity(_:level:)``), within the unit's limits
+    /// (``SessionPolicy/limits(for:)``), optionally with a deadline after which the request is released
+    /// as if its holder had.
+    ///
+    /// - Throws: ``SessionError`` with code `invalidValue` for a level outside 0 through 1 or a hold
+    ///   that is not positive, `unknownStream` for activity of a stream that is not open, or
+    ///   `limitExceeded` when the unit's limits refuse the request; nothing held changes.
+    public func duck(_ request: DuckRequest) throws(SessionError) -> DuckLease {
+        do throws(SessionError) {
+            if case .some(let level?) = request.style.requestedLevel {
+                try SessionError.checkUnitInterval(level, name: "duck level")
+            }
+            if let hold = request.maximumHold, hold <= .zero {
+                throw SessionError.invalidValue(
+                    "maximumHold", Double(hold.components.seconds), fix: "give a positive duration, or nil")
+            }
         } catch {
             reject(error)
             throw error
         }
-        return makeDuck(owner: owner, style: .duck(level: level))
-    }
-
-    /// Pauses the main stream instead of ducking it while the lease lives. It resumes when the last
-    /// such lease goes, unless the host paused it itself in the meantime.
-    public func pauseMain(owner: String) -> DuckLease {
-        makeDuck(owner: owner, style: .pause)
-    }
-
-    private func makeDuck(owner: String, style: DuckStyle) -> DuckLease {
-        let id = mutate { $0.duck(owner: owner, style: style, at: .now) }
-        reconcile()
+        let (result, info) = lane.withLock { lane -> (Result<LeaseID, SessionError>, DuckInfo?) in
+            let (result, effects, info) = state.withLock { state in
+                let (result, effects) = state.duck(request, at: .now)
+                return (result, effects, (try? result.get()).flatMap { state.duckInfo($0) })
+            }
+            if case .success(let id) = result { notify(.duck(request, lease: id), &lane) }
+            perform(effects, &lane)
+            return (result, info)
+        }
         drain()
-        return DuckLease(id: id, style: style, owner: owner, session: self)
+        switch result {
+        case .success(let id):
+            if let deadline = info?.deadline { scheduleExpiry(at: deadline) }
+            return DuckLease(id: id, style: info?.style ?? request.style, owner: request.owner, session: self)
+        case .failure(let error):
+            logger.error("duck refused", metadata: ["owner": "\(request.owner)", "error": "\(error)"])
+            throw error
+        }
+    }
+
+    private func duckOrLog(_ request: DuckRequest) -> DuckLease {
+        do {
+            return try duck(request)
+        } catch {
+            return DuckLease(refused: request, session: self)
+        }
     }
 
     func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
-        let released = mutate { $0.releaseDuck(id, dropped: dropped) }
+        let released = run(.releaseDuck(id, dropped: dropped)) { $0.releaseDuck(id, dropped: dropped) }
         if dropped, released {
             logger.warning("duck lease dropped without release()", metadata: ["owner": "\(owner)", "lease": "\(id)"])
         }
-        reconcile()
-        drain()
     }
 
     // MARK: Host controls
@@ -249,50 +309,41 @@ public final class SharedSession: Sendable {
             reject(error)
             throw error
         }
-        mutate { $0.setHostVolume(volume) }
-        reconcile()
-        drain()
+        run(.setMainVolume(volume)) { $0.setHostVolume(volume) }
     }
 
     /// The host presses play: the main stream plays unless an interruption is in progress or a pause
     /// request came after this call. Also lifts an interruption whose end never came.
     public func play() {
-        mutate { $0.play() }
-        reconcile()
-        drain()
+        run(.play) { $0.play() }
     }
 
     /// The host presses pause. Nothing resumes the main stream until the host plays again.
     public func pause() {
-        mutate { $0.pause() }
-        reconcile()
-        drain()
+        run(.pause) { $0.pause() }
     }
 
     /// Suspends rendering by hand (Wwise's `Suspend`). With `renderAnyway` the sources keep running
     /// and only the output is muted, so playback does not fall behind.
     public func suspend(renderAnyway: Bool = false) {
-        mutate { $0.suspend(renderAnyway: renderAnyway) }
-        reconcile()
-        drain()
+        run(.suspend(renderAnyway: renderAnyway)) { $0.suspend(renderAnyway: renderAnyway) }
     }
 
     /// Ends a ``suspend(renderAnyway:)`` (Wwise's `WakeupFromSuspend`).
     public func wakeFromSuspend() {
-        mutate { $0.wakeFromSuspend() }
-        reconcile()
-        drain()
+        run(.wakeFromSuspend) { $0.wakeFromSuspend() }
     }
 
     /// Applies a platform event: an interruption, a route change, the app's lifecycle, other apps'
     /// audio.
     public func handle(_ event: SystemEvent) {
-        let applied = mutate { $0.handle(event) }
+        let applied = run(.system(event)) { state in
+            let (applied, effects) = state.handle(event)
+            return (applied, effects)
+        }
         if !applied {
             logger.debug("system event changed nothing", metadata: ["event": "\(event)"])
         }
-        reconcile()
-        drain()
     }
 
     // MARK: Streams
@@ -331,46 +382,33 @@ public final class SharedSession: Sendable {
         _ descriptor: StreamDescriptor, source: any AudioSource, isMain: Bool, owner: String?, volume: Float
     ) throws(SessionError) -> StreamHandle {
         let id: StreamID
-        do {
-            id = try applied.withLock { mirror throws(SessionError) -> StreamID in
-                guard !mirror.closed else {
-                    throw SessionError(
-                        code: .sessionClosed,
-                        message: "the session is closed, so \(descriptor.name) cannot be opened: "
-                            + "make a new SharedSession")
-                }
+        do throws(SessionError) {
+            id = try lane.withLock { lane throws(SessionError) -> StreamID in
                 let (id, target) = try state.withLock { state throws(SessionError) in
-                    let id = try state.addStream(descriptor, isMain: isMain, owner: owner, volume: volume)
-                    return (id, state.engineTarget.streams[id]!)
+                    try state.addStream(descriptor, isMain: isMain, owner: owner, volume: volume)
                 }
-                do {
-                    try engine.openStream(
+                do throws(SessionError) {
+                    lane.controls[id] = try engine.openStream(
                         id, descriptor: descriptor, source: source, gain: target.gain, paused: target.paused)
                 } catch {
-                    _ = state.withLock { $0.removeStream(id, emitting: false) }
-                    throw Self.wrap(error, code: .streamRefused, doing: "open stream \(descriptor.name)")
+                    state.withLock { $0.streamOpenFailed(id) }
+                    notify(.openStreamRefused(descriptor, message: error.message), &lane)
+                    throw error
                 }
-                mirror.streams[id] = target
-                mutate { $0.streamOpened(id) }
+                notify(.openStream(descriptor, owner: owner, volume: volume, isMain: isMain, stream: id), &lane)
+                perform(state.withLock { $0.streamOpened(id, at: target) }, &lane)
                 return id
             }
         } catch {
             reject(error)
             throw error
         }
-        reconcile()
         drain()
         return StreamHandle(id: id, descriptor: descriptor, isMain: isMain, session: self)
     }
 
     func closeStream(_ id: StreamID) {
-        applied.withLock { mirror in
-            guard mirror.streams.removeValue(forKey: id) != nil else { return }
-            engine.closeStream(id)
-            _ = mutate { $0.removeStream(id, emitting: true) }
-        }
-        reconcile()
-        drain()
+        run(.closeStream(id)) { $0.removeStream(id) }
     }
 
     func setStreamVolume(_ id: StreamID, _ volume: Float) throws(SessionError) {
@@ -380,15 +418,16 @@ public final class SharedSession: Sendable {
             reject(error)
             throw error
         }
-        let found = mutate { $0.setStreamVolume(id, volume) }
+        let found = run(.setStreamVolume(id, volume)) { state in
+            let (found, effects) = state.setStreamVolume(id, volume)
+            return (found, effects)
+        }
         guard found else {
             let error = SessionError(
                 code: .unknownStream, message: "\(id) is not open: open it before setting its volume")
             reject(error)
             throw error
         }
-        reconcile()
-        drain()
     }
 
     // MARK: Closing
@@ -397,20 +436,8 @@ public final class SharedSession: Sendable {
     /// stream. Nothing reaches the engine afterwards (a live duck writes no further gain). Leases
     /// still held become no-ops.
     public func close() {
-        applied.withLock { mirror in
-            guard !mirror.closed else { return }
-            mirror.closed = true
-            if mirror.capturing { engine.stopCapture() }
-            for id in mirror.streams.keys.sorted() { engine.closeStream(id) }
-            mirror.streams.removeAll()
-            let wasActive = state.withLock { $0.appliedConfiguration != nil }
-            if wasActive {
-                engine.deactivate(notifyingOthers: policy.notifyOthersOnDeactivation)
-                mutate { $0.deactivated() }
-            }
-            mutate { $0.close() }
-        }
-        drain()
+        expiry.withLock { $0.closed = true }
+        run(.close) { $0.close() }
         let subscribers = delivery.withLock { delivery in
             defer { delivery.subscribers.removeAll() }
             return Array(delivery.subscribers.values)
@@ -426,119 +453,168 @@ public final class SharedSession: Sendable {
                 "engine reported an out-of-range external volume; ignored", metadata: ["volume": "\(volume)"])
             return
         }
-        mutate { $0.handleEngineEvent(event) }
-        if case .reconnected = event {
-            // The engine reopened its streams from what it was last told; re-send anything that
-            // changed while it was away.
-            applied.withLock { $0.streams.removeAll(keepingCapacity: true) }
-            resyncStreams()
-        }
-        reconcile()
-        drain()
+        run(.engine(event)) { $0.handleEngineEvent(event) }
     }
 
-    private func resyncStreams() {
-        applied.withLock { mirror in
-            let targets = state.withLock { $0.engineTarget.streams }
-            for (id, target) in targets {
-                // A ramp, not a step: if the engine's render side kept a level other than the target
-                // across the outage, it glides there instead of clicking.
-                engine.setGain(target.gain, ramp: policy.fadeDown, stream: id)
-                engine.setPaused(target.paused, stream: id)
-                mirror.streams[id] = target
-            }
-            engine.setSuspended(mirror.suspended)
+    // MARK: Deadlines
+
+    /// Wakes up at `deadline` to release the ducks due then, unless an earlier wake-up is set. A
+    /// later wake-up that finds an earlier one set does nothing; one that finds nothing due (its duck
+    /// was released in time) sets the next.
+    private func scheduleExpiry(at deadline: ContinuousClock.Instant) {
+        let schedule = expiry.withLock { expiry -> Bool in
+            if let scheduled = expiry.scheduled, scheduled <= deadline { return false }
+            expiry.scheduled = deadline
+            return true
+        }
+        guard schedule else { return }
+        let wait = max(.zero, deadline - .now)
+        let nanoseconds =
+            Int(wait.components.seconds) * 1_000_000_000 + Int(wait.components.attoseconds / 1_000_000_000)
+        // A microsecond late rather than early, so the deadline has passed by the clock when it runs.
+        Self.deadlineQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds + 1000)) { [weak self] in
+            self?.expireDue(scheduled: deadline)
         }
     }
 
-    // MARK: The three steps: mutate, reconcile, deliver
+    private func expireDue(scheduled: ContinuousClock.Instant) {
+        let current = expiry.withLock { expiry -> Bool in
+            guard expiry.scheduled == scheduled, !expiry.closed else { return false }
+            expiry.scheduled = nil
+            return true
+        }
+        guard current else { return }
+        let next = run(.expireDeadlines) { state in
+            let effects = state.expire(at: .now)
+            return (state.nextDeadline, effects)
+        }
+        if let next { scheduleExpiry(at: next) }
+    }
 
-    /// Runs a mutation under the state lock and queues its events for delivery in order.
+    // MARK: Recording
+
+    /// Starts telling `observer` every input that reaches the session (see ``SessionInput``), until
+    /// ``removeInputObserver(_:)``. The session holds it strongly meanwhile.
+    public func addInputObserver(_ observer: any SessionInputObserver) {
+        lane.withLock { $0.observers[ObjectIdentifier(observer)] = observer }
+    }
+
+    /// Stops telling `observer` the session's inputs.
+    public func removeInputObserver(_ observer: any SessionInputObserver) {
+        _ = lane.withLock { $0.observers.removeValue(forKey: ObjectIdentifier(observer)) }
+    }
+
+    private func notify(_ input: SessionInput, _ lane: inout Lane) {
+        guard !lane.observers.isEmpty else { return }
+        let now = ContinuousClock.now
+        for observer in lane.observers.values { observer.session(self, received: input, at: now) }
+    }
+
+    // MARK: The three steps: mutate, perform, deliver
+
+    /// Runs an input on the state under its lock, performs the effects it returns in order (under
+    /// the lane, so concurrent callers' effects reach the engine in the order of their changes, but
+    /// with the state unlocked, so snapshots never wait for the engine), then delivers the events.
     @discardableResult
-    private func mutate<R>(_ body: (inout SessionState) -> R) -> R {
-        state.withLock { state in
-            let result = body(&state)
-            let events = state.takeEvents()
-            if !events.isEmpty { delivery.withLock { $0.pending.append(contentsOf: events) } }
+    private func run(_ input: SessionInput, _ body: (inout SessionState) -> [SessionEffect]) -> Bool {
+        run(input) { state in (true, body(&state)) }
+    }
+
+    private func run<R: Sendable>(
+        _ input: SessionInput, _ body: (inout SessionState) -> (R, [SessionEffect])
+    ) -> R {
+        let result = lane.withLock { lane -> R in
+            let (result, effects) = state.withLock { state in body(&state) }
+            notify(input, &lane)
+            perform(effects, &lane)
             return result
         }
+        drain()
+        return result
     }
 
     private func reject(_ error: SessionError) {
-        mutate { $0.noteRejected(error) }
-        drain()
+        run(.rejected(error)) { $0.noteRejected(error) }
     }
 
-    /// Brings the engine to the state derived from the current leases and settings. Engine calls are
-    /// serialised by the mirror's lock and always aim at the latest state, so calls made from several
-    /// threads converge instead of racing.
-    private func reconcile() {
-        applied.withLock { mirror in
-            guard !mirror.closed else { return }
-            reconcileConfiguration(&mirror)
-            let target = state.withLock { $0.engineTarget }
-            if target.suspended != mirror.suspended {
-                engine.setSuspended(target.suspended)
-                mirror.suspended = target.suspended
-            }
-            for (id, wanted) in target.streams.sorted(by: { $0.key < $1.key }) {
-                guard let current = mirror.streams[id] else { continue }
-                if wanted.gain != current.gain {
-                    let ramp = wanted.gain < current.gain ? policy.fadeDown : policy.fadeUp
-                    engine.setGain(wanted.gain, ramp: ramp, stream: id)
+    /// Performs effects in order; an activation's or a capture's outcome goes back into the state,
+    /// and the effects that returns are performed next. Events are queued for ``drain()``.
+    private func perform(_ effects: [SessionEffect], _ lane: inout Lane) {
+        var queue = effects
+        var index = 0
+        var events: [SessionEvent] = []
+        while index < queue.count {
+            let effect = queue[index]
+            index += 1
+            switch effect {
+            case .emit(let event):
+                events.append(event)
+            case .activate(let configuration):
+                do {
+                    try engine.activate(configuration)
+                    notify(.activationOutcome(configuration, refused: nil), &lane)
+                    queue += state.withLock { $0.activationSucceeded() }
+                } catch {
+                    logger.error(
+                        "engine refused configuration",
+                        metadata: ["configuration": "\(configuration)", "error": "\(error.message)"])
+                    notify(.activationOutcome(configuration, refused: error.message), &lane)
+                    queue += state.withLock { $0.activationFailed(error) }
                 }
-                if wanted.paused != current.paused {
-                    engine.setPaused(wanted.paused, stream: id)
+            case .startCapture:
+                do {
+                    try engine.startCapture(into: voiceInput)
+                    notify(.captureOutcome(refused: nil), &lane)
+                    queue += state.withLock { $0.captureStarted() }
+                } catch {
+                    logger.error("voice capture refused", metadata: ["error": "\(error.message)"])
+                    notify(.captureOutcome(refused: error.message), &lane)
+                    queue += state.withLock { $0.captureFailed(error) }
                 }
-                mirror.streams[id] = wanted
+            default:
+                apply(effect, &lane)
             }
         }
+        if !events.isEmpty { delivery.withLock { $0.pending.append(contentsOf: events) } }
     }
 
-    private func reconcileConfiguration(_ mirror: inout EngineMirror) {
-        // Each failed activation removes the leases that asked for it, so this settles within a few
-        // rounds; the bound only guards against an engine that changes its mind.
-        for _ in 0..<4 {
-            let (requested, active) = state.withLock { ($0.requestedConfiguration, $0.appliedConfiguration) }
-            guard requested != active else { return }
-            guard let requested else {
-                if mirror.capturing {
-                    engine.stopCapture()
-                    mirror.capturing = false
+    /// Performs an effect that has no outcome.
+    private func apply(_ effect: SessionEffect, _ lane: inout Lane) {
+        switch effect {
+        case .restore(let configuration):
+            // Undo a half-done switch so the engine matches what the session reports; if even that is
+            // refused, the engine's next activation starts from a clean slate anyway.
+            if let configuration {
+                try? engine.activate(configuration)
+            } else {
+                engine.deactivate(notifyingOthers: false)
+            }
+        case .deactivate(let notifying): engine.deactivate(notifyingOthers: notifying)
+        case .stopCapture: engine.stopCapture()
+        case .setSuspended(let suspended): engine.setSuspended(suspended)
+        case .setGain(let id, let gain, let ramp): lane.controls[id]?.setGain(gain, ramp: ramp)
+        case .setPaused(let id, let paused): lane.controls[id]?.setPaused(paused)
+        case .setActivityDuck(let id, let depth, let sources):
+            var meters: [ActivityMeter] = []
+            let voice = policy.voiceActivity
+            for source in sources {
+                let meter: ActivityMeter?
+                switch source {
+                case .stream(let followed): meter = lane.controls[followed]?.activityMeter()
+                case .voiceInput: meter = voiceInput.activity
                 }
-                engine.deactivate(notifyingOthers: policy.notifyOthersOnDeactivation)
-                mutate { $0.deactivated() }
-                continue
+                guard let meter else { continue }
+                meter.configure(
+                    threshold: voice.linearThreshold, holdFrames: engine.format.frames(in: voice.hold))
+                lane.meters[ObjectIdentifier(meter)] = meter
+                meters.append(meter)
             }
-            do {
-                try engine.activate(requested)
-                if requested.category.recordsInput, !mirror.capturing {
-                    do {
-                        try engine.startCapture(into: voiceInput)
-                    } catch {
-                        // Undo the half-done switch so the engine matches what the session reports.
-                        if let active {
-                            try? engine.activate(active)
-                        } else {
-                            engine.deactivate(notifyingOthers: false)
-                        }
-                        throw error
-                    }
-                    mirror.capturing = true
-                }
-            } catch {
-                let message = (error as? SessionError)?.message ?? "\(error)"
-                logger.error(
-                    "engine refused configuration", metadata: ["configuration": "\(requested)", "error": "\(message)"])
-                let refused = mutate { $0.activationFailed(requested, message: message) }
-                if refused.isEmpty { return }
-                continue
-            }
-            if !requested.category.recordsInput, mirror.capturing {
-                engine.stopCapture()
-                mirror.capturing = false
-            }
-            mutate { $0.activationSucceeded(requested) }
+            lane.controls[id]?.setActivityDuck(
+                depth: depth, following: meters, attack: voice.attack, release: voice.release)
+        case .closeStream(let id):
+            engine.closeStream(id)
+            lane.controls[id] = nil
+        case .activate, .startCapture, .emit: break
         }
     }
 
@@ -576,10 +652,5 @@ public final class SharedSession: Sendable {
                 return true
             }
         }
-    }
-
-    static func wrap(_ error: any Error, code: SessionError.Code, doing what: String) -> SessionError {
-        if let error = error as? SessionError { return error }
-        return SessionError(code: code, message: "could not \(what): \(error)")
     }
 }

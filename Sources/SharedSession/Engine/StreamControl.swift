@@ -1,0 +1,31 @@
+/// The control side of one open stream: what the session holds to change the stream's gain and
+/// play state, handed back by ``AudioEngine/openStream(_:descriptor:source:gain:paused:)``.
+///
+/// A change is published to the stream's render side directly (for the built-in engines, a few
+/// atomic stores into its ``StreamRenderer``), so the session never looks a stream up by id and no
+/// engine lock is taken to duck the movie.
+///
+/// ## Implementation requirements
+/// - **Never block.** Both methods return at once; the render side picks the change up at its next
+///   cycle.
+/// - **Outlive the connection.** An engine that reconnects to a sound server keeps the same control
+///   working for the reopened stream: the session is never handed a new one.
+/// - After the stream is closed, calls do nothing.
+public protocol StreamControl: AnyObject, Sendable {
+    /// Ramps the stream's gain linearly from the level reached to `gain` over `ramp`; a zero ramp is a
+    /// step at the next frame. A ramp in progress is replaced, continuing from the level reached.
+    func setGain(_ gain: Float, ramp: Duration)
+
+    /// Pauses the stream (after a short fade, then no longer pulling its source, so it resumes where
+    /// it stopped) or resumes it.
+    func setPaused(_ paused: Bool)
+
+    /// The meter of what this stream plays, for a voice-activity duck on another stream; the stream
+    /// measures its output from the first call on. `nil` if the engine cannot measure it.
+    func activityMeter() -> ActivityMeter?
+
+    /// Makes the stream go down to `depth` × its gain while any of `meters` hears activity, per
+    /// sample on the render side, reaching it over `attack` and coming back over `release` once they
+    /// are quiet. Depth 1 or no meters: no voice-activity duck. The caller keeps the meters alive.
+    func setActivityDuck(depth: Float, following meters: [ActivityMeter], attack: Duration, release: Duration)
+}

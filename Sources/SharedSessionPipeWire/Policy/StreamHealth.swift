@@ -1,0 +1,80 @@
+/// What one `pw_stream`'s state changes and volume reports mean, from its connection on: a fault to
+/// report (paused by the server, an error, never started), a volume a session manager restored, or a
+/// volume someone set from outside.
+///
+/// A plain value kept beside each stream node and fed what its callbacks say; tested without a
+/// daemon.
+struct StreamHealth: Sendable, Hashable {
+    /// The states of a stream that matter here.
+    enum State: Sendable, Hashable {
+        case unconnected, connecting, paused, streaming, error
+    }
+
+    /// What a volume report is.
+    enum VolumeReport: Sendable, Hashable {
+        /// Our own volume coming back: nothing to do.
+        case own
+        /// A volume a session manager put on the node as it started: undo it, report nothing.
+        case restored
+        /// Someone changed the volume from outside: report it, then undo it.
+        case external(Float)
+    }
+
+    /// A stream that has not reached STREAMING this long after connecting is reported.
+    static let streamingDeadline = Duration.seconds(3)
+    /// Volumes that appear this soon after a stream connected are a session manager restoring a saved
+    /// volume, not the user.
+    static let restoreWindow = Duration.seconds(1)
+
+    let connectedAt: ContinuousClock.Instant
+    private(set) var reachedStreaming = false
+    private var faultReported = false
+
+    init(connectedAt: ContinuousClock.Instant) {
+        self.connectedAt = connectedAt
+    }
+
+    /// The stream's state changed; returns a fault to report, if any. `connectionBroken` is true
+    /// while the whole connection is known to be broken (then a pause is not the stream's fault).
+    mutating func changed(from old: State, to new: State, error: String?, connectionBroken: Bool) -> String? {
+        switch new {
+        case .streaming:
+            reachedStreaming = true
+            faultReported = false
+        case .paused where old == .streaming && !connectionBroken:
+            faultReported = true
+            return "paused by the server without being asked (its links were removed; "
+                + "the session manager may have exited)"
+        case .error:
+            faultReported = true
+            return "the server reported an error: \(error ?? "unknown")"
+        default:
+            break
+        }
+        return nil
+    }
+
+    /// Whether the node has just come into existence, so its PipeWire volume must be put at 1 before
+    /// a volume a session manager saved can stay applied under our own gains.
+    static func isNodeCreated(from old: State, to new: State) -> Bool {
+        old == .connecting && new == .paused
+    }
+
+    /// Checked on every housekeeping tick: returns a fault once if the stream has not started by the
+    /// deadline.
+    mutating func check(at now: ContinuousClock.Instant) -> String? {
+        guard !reachedStreaming, !faultReported, now - connectedAt > Self.streamingDeadline else { return nil }
+        faultReported = true
+        return "never reached STREAMING within \(Self.streamingDeadline) "
+            + "(is a session manager such as WirePlumber running?)"
+    }
+
+    /// Reads a report of the node's channel volumes (we hold them at `own`).
+    func volumeReport(_ volumes: [Float], own: Float, at now: ContinuousClock.Instant) -> VolumeReport {
+        guard !volumes.isEmpty else { return .own }
+        let volume = volumes.reduce(0, +) / Float(volumes.count)
+        guard abs(volume - own) > 1e-4 else { return .own }
+        if !reachedStreaming || now - connectedAt < Self.restoreWindow { return .restored }
+        return .external(volume)
+    }
+}

@@ -1,0 +1,120 @@
+import SharedSession
+import Testing
+
+@testable import SharedSessionPipeWire
+
+/// The PipeWire engine's decisions, as plain values fed what a daemon would say: no daemon needed.
+@Suite("PipeWire policies without a daemon")
+struct PipeWirePolicyTests {
+    static let t0 = ContinuousClock.now
+
+    @Test("reconnect: first attempt at once after teardown's delay, then 1.5× longer up to 2 s; success reports")
+    func reconnectBackoff() {
+        var policy = ReconnectPolicy()
+        #expect(!policy.isReconnecting)
+        #expect(policy.attemptSucceeded(at: Self.t0) == nil)
+        policy.lost(at: Self.t0)
+        #expect(policy.isAttemptDue(at: Self.t0))
+        policy.tornDown(at: Self.t0)
+        #expect(!policy.isAttemptDue(at: Self.t0 + .milliseconds(99)))
+        #expect(policy.isAttemptDue(at: Self.t0 + .milliseconds(100)))
+        var now = Self.t0 + .milliseconds(100)
+        var delays: [Duration] = []
+        for _ in 0..<10 {
+            policy.attemptFailed(at: now)
+            var wait = Duration.zero
+            while !policy.isAttemptDue(at: now + wait) { wait += .milliseconds(1) }
+            delays.append(wait)
+            now += wait
+        }
+        #expect(delays.prefix(3) == [.milliseconds(150), .milliseconds(225), .milliseconds(338)])
+        #expect(delays.last == .seconds(2))
+        let event = policy.attemptSucceeded(at: now)
+        #expect(event == .reconnected(attempts: 11, downtime: now - Self.t0))
+        #expect(!policy.isReconnecting)
+        // A second loss starts over.
+        policy.lost(at: now)
+        policy.tornDown(at: now)
+        #expect(policy.isAttemptDue(at: now + .milliseconds(100)))
+    }
+
+    @Test("graph: other clients' playback is other audio once, our own streams never are")
+    func otherAudio() {
+        var graph = GraphTracker(ownPrefix: "sharedsession.1.1")
+        #expect(graph.nodeAdded(id: 10, mediaClass: "Stream/Output/Audio", name: "sharedsession.1.1.3") == [])
+        #expect(
+            graph.nodeAdded(id: 11, mediaClass: "Stream/Output/Audio", name: "pw-play") == [.system(.otherAudioStarted)]
+        )
+        #expect(graph.nodeAdded(id: 12, mediaClass: "Stream/Output/Audio", name: "firefox") == [])
+        #expect(graph.nodeRemoved(id: 11) == [])
+        #expect(graph.nodeRemoved(id: 12) == [.system(.otherAudioStopped)])
+        #expect(
+            graph.nodeAdded(id: 13, mediaClass: "Stream/Output/Audio", name: "mpv") == [.system(.otherAudioStarted)])
+        #expect(graph.disconnected() == [.system(.otherAudioStopped)])
+        #expect(graph.disconnected() == [])
+    }
+
+    @Test("graph: the default sink changing is a route change; its removal is the old device unavailable")
+    func routes() {
+        var graph = GraphTracker(ownPrefix: "x")
+        _ = graph.nodeAdded(id: 1, mediaClass: "Audio/Sink", name: "speakers")
+        _ = graph.nodeAdded(id: 2, mediaClass: "Audio/Sink", name: "headphones")
+        #expect(graph.defaultSinkChanged(to: "speakers") == [], "the first value a connection learns is no change")
+        #expect(graph.hasSink(named: "headphones"))
+        #expect(graph.sinkNames == ["headphones", "speakers"])
+        #expect(
+            graph.defaultSinkChanged(to: "headphones") == [
+                .system(
+                    .routeChanged(
+                        RouteChange(
+                            reason: .routeConfigurationChange, previousOutput: "speakers", currentOutput: "headphones"))
+                )
+            ])
+        #expect(graph.nodeRemoved(id: 1) == [])
+        #expect(
+            graph.nodeRemoved(id: 2) == [
+                .system(.routeChanged(RouteChange(reason: .oldDeviceUnavailable, previousOutput: "headphones")))
+            ])
+        #expect(graph.defaultSinkChanged(to: nil) == [])
+        #expect(graph.disconnected() == [])
+        #expect(!graph.hasSink(named: "speakers"))
+    }
+
+    @Test(
+        "stream health: paused by the server and errors are faults; a paused stream while the connection is down is not"
+    )
+    func streamFaults() {
+        var health = StreamHealth(connectedAt: Self.t0)
+        #expect(StreamHealth.isNodeCreated(from: .connecting, to: .paused))
+        #expect(health.changed(from: .connecting, to: .paused, error: nil, connectionBroken: false) == nil)
+        #expect(health.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false) == nil)
+        #expect(health.reachedStreaming)
+        #expect(health.changed(from: .streaming, to: .paused, error: nil, connectionBroken: true) == nil)
+        let paused = health.changed(from: .streaming, to: .paused, error: nil, connectionBroken: false)
+        #expect(paused?.contains("paused by the server") == true)
+        let error = health.changed(from: .paused, to: .error, error: "no memory", connectionBroken: false)
+        #expect(error?.contains("no memory") == true)
+    }
+
+    @Test("stream health: a stream that never starts is reported once, after 3 s")
+    func neverStreaming() {
+        var health = StreamHealth(connectedAt: Self.t0)
+        #expect(health.check(at: Self.t0 + .milliseconds(2999)) == nil)
+        #expect(health.check(at: Self.t0 + .milliseconds(3001))?.contains("never reached STREAMING") == true)
+        #expect(health.check(at: Self.t0 + .seconds(10)) == nil)
+        var started = StreamHealth(connectedAt: Self.t0)
+        _ = started.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false)
+        #expect(started.check(at: Self.t0 + .seconds(10)) == nil)
+    }
+
+    @Test("stream health: a volume in the first second is a restore, later one is the user's, ours is ignored")
+    func volumes() {
+        var health = StreamHealth(connectedAt: Self.t0)
+        #expect(health.volumeReport([0.1, 0.1], own: 1, at: Self.t0 + .milliseconds(10)) == .restored)
+        _ = health.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false)
+        #expect(health.volumeReport([0.1, 0.1], own: 1, at: Self.t0 + .milliseconds(999)) == .restored)
+        #expect(health.volumeReport([0.4, 0.6], own: 1, at: Self.t0 + .seconds(2)) == .external(0.5))
+        #expect(health.volumeReport([1, 1], own: 1, at: Self.t0 + .seconds(2)) == .own)
+        #expect(health.volumeReport([], own: 1, at: Self.t0 + .seconds(2)) == .own)
+    }
+}

@@ -1,0 +1,266 @@
+import Testing
+
+@testable import SharedSession
+
+/// The state machine alone: each input and the effects it must return, in order. No threads, no
+/// engine, no session: what the session performs is exactly this list.
+@Suite("SessionState: input → effects")
+struct SessionStateTests {
+    static let t0 = ContinuousClock.now
+    static let fadeDown = SessionPolicy.default.fadeDown
+    static let fadeUp = SessionPolicy.default.fadeUp
+
+    /// A state with the main stream open (stream 1) and, if asked, one generic lease granted.
+    static func state(withMain: Bool = true, generic: Bool = false) -> SessionState {
+        var state = SessionState(policy: .default)
+        if withMain {
+            let (id, target) = try! state.addStream(
+                StreamDescriptor(name: "main", role: .movie), isMain: true, owner: nil, volume: 1)
+            _ = state.streamOpened(id, at: target)
+        }
+        if generic {
+            _ = state.acquire(.generic, owner: "host", at: t0)
+            _ = state.activationSucceeded()
+        }
+        return state
+    }
+
+    static let main = StreamID(rawValue: 1)
+
+    static func lease(_ id: UInt64, _ owner: String, _ type: AudioSessionType) -> LeaseInfo {
+        LeaseInfo(id: LeaseID(rawValue: id), owner: owner, type: type, acquiredAt: t0)
+    }
+
+    static func emit(_ kind: SessionEvent.Kind, _ cause: EventCause) -> SessionEffect {
+        .emit(SessionEvent(kind, cause: cause))
+    }
+
+    @Test("the first lease asks for activation and is granted by its outcome, with one activated event")
+    func firstLeaseActivates() {
+        var state = Self.state()
+        let (id, effects) = state.acquire(.generic, owner: "feed", at: Self.t0)
+        #expect(effects == [.activate(.generic)])
+        #expect(!state.isGranted(id))
+        let cause = EventCause.sessionLease(id, owner: "feed")
+        #expect(
+            state.activationSucceeded() == [
+                Self.emit(.leaseAcquired(Self.lease(1, "feed", .generic)), cause),
+                Self.emit(.activated(.generic), cause),
+            ])
+        #expect(state.isGranted(id))
+        #expect(state.appliedConfiguration == .generic)
+    }
+
+    @Test("a second lease of an active configuration is granted at once with no engine call")
+    func secondLeaseNeedsNoEngine() {
+        var state = Self.state(generic: true)
+        let (id, effects) = state.acquire(.generic, owner: "feed", at: Self.t0)
+        #expect(
+            effects == [Self.emit(.leaseAcquired(Self.lease(2, "feed", .generic)), .sessionLease(id, owner: "feed"))])
+    }
+
+    @Test("voice over generic: activate, then start the capture, then grant and report the change")
+    func voiceStartsCaptureBeforeGranting() {
+        var state = Self.state(generic: true)
+        let (id, effects) = state.acquire(.voice, owner: "party", at: Self.t0)
+        #expect(effects == [.activate(.voice)])
+        #expect(state.activationSucceeded() == [.startCapture])
+        #expect(!state.isGranted(id))
+        let cause = EventCause.sessionLease(id, owner: "party")
+        #expect(
+            state.captureStarted() == [
+                Self.emit(.leaseAcquired(Self.lease(2, "party", .voice)), cause),
+                Self.emit(.configurationChanged(from: .generic, to: .voice), cause),
+            ])
+        #expect(state.applied.capturing)
+    }
+
+    @Test("a capture that cannot start puts the engine back and refuses the voice lease; generic stays")
+    func captureFailureRestores() {
+        var state = Self.state(generic: true)
+        let (id, _) = state.acquire(.voice, owner: "party", at: Self.t0)
+        _ = state.activationSucceeded()
+        let error = SessionError(code: .streamRefused, message: "no microphone")
+        #expect(
+            state.captureFailed(error) == [
+                .restore(.generic),
+                Self.emit(.activationFailed(.voice, message: "no microphone"), .sessionLease(id, owner: "party")),
+            ])
+        #expect(state.takeRefusal(id)?.code == .activationRefused)
+        #expect(state.appliedConfiguration == .generic)
+        #expect(state.requestedConfiguration == .generic)
+        #expect(!state.applied.capturing)
+    }
+
+    @Test("a refused activation refuses only the leases waiting for it, and asks nothing more")
+    func refusedActivation() {
+        var state = Self.state()
+        let (id, _) = state.acquire(.generic, owner: "feed", at: Self.t0)
+        let effects = state.activationFailed(SessionError(code: .activationRefused, message: "busy"))
+        #expect(effects == [Self.emit(.activationFailed(.generic, message: "busy"), .sessionLease(id, owner: "feed"))])
+        #expect(state.takeRefusal(id)?.message.contains("busy") == true)
+        #expect(state.requestedConfiguration == nil)
+    }
+
+    @Test("releasing voice with generic held: the release, then exactly one switch back, capture stopped")
+    func voiceReleaseSwitchesBack() {
+        var state = Self.state(generic: true)
+        let (id, _) = state.acquire(.voice, owner: "party", at: Self.t0)
+        _ = state.activationSucceeded()
+        _ = state.captureStarted()
+        let cause = EventCause.sessionLease(id, owner: "party")
+        #expect(
+            state.release(id, dropped: false) == [
+                Self.emit(.leaseReleased(Self.lease(2, "party", .voice)), cause), .activate(.generic),
+            ])
+        #expect(
+            state.activationSucceeded() == [
+                .stopCapture, Self.emit(.configurationChanged(from: .voice, to: .generic), cause),
+            ])
+    }
+
+    @Test("releasing the last lease: the release, then deactivation and one deactivated event")
+    func lastReleaseDeactivates() {
+        var state = Self.state(generic: true)
+        let id = LeaseID(rawValue: 1)
+        let cause = EventCause.sessionLease(id, owner: "host")
+        #expect(
+            state.release(id, dropped: false) == [
+                Self.emit(.leaseReleased(Self.lease(1, "host", .generic)), cause),
+                .deactivate(notifyingOthers: true),
+                Self.emit(.deactivated(notifiedOthers: true), cause),
+            ])
+        #expect(state.release(id, dropped: false) == [])
+    }
+
+    @Test("a duck: its event, the gain event, then a ramp down; its release ramps up to the current volume")
+    func duckRampsDownAndUp() {
+        var state = Self.state()
+        let (id, effects) = state.duck(owner: "feed", style: .duck(level: nil), at: Self.t0)
+        let cause = EventCause.duckLease(id, owner: "feed")
+        let info = DuckInfo(id: id, owner: "feed", style: .duck(level: nil), acquiredAt: Self.t0)
+        #expect(
+            effects == [
+                Self.emit(.duckAcquired(info), cause), Self.emit(.mainGainChanged(from: 1, to: 0.1), cause),
+                .setGain(Self.main, 0.1, ramp: Self.fadeDown),
+            ])
+        _ = state.setHostVolume(0.5)
+        #expect(
+            state.releaseDuck(id, dropped: false) == [
+                Self.emit(.duckReleased(info), cause), Self.emit(.mainGainChanged(from: 0.05, to: 0.5), cause),
+                .setGain(Self.main, 0.5, ramp: Self.fadeUp),
+            ])
+    }
+
+    @Test("ducks never compound: a shallower duck under a deeper one changes nothing on the engine")
+    func shallowerDuckChangesNothing() {
+        var state = Self.state()
+        _ = state.duck(owner: "a", style: .duck(level: 0.1), at: Self.t0)
+        let (id, effects) = state.duck(owner: "b", style: .duck(level: 0.5), at: Self.t0)
+        #expect(effects.allSatisfy { $0.event != nil })
+        #expect(state.releaseDuck(id, dropped: false).allSatisfy { $0.event != nil })
+        #expect(state.duckFactor == 0.1)
+    }
+
+    @Test("a pause request pauses the main once; the host's play overrides it until the next request")
+    func pauseRequestAndOverride() {
+        var state = Self.state()
+        let (first, effects) = state.duck(owner: "a", style: .pause, at: Self.t0)
+        #expect(effects.filter { $0.event == nil } == [.setPaused(Self.main, true)])
+        #expect(state.duck(owner: "b", style: .pause, at: Self.t0).1.filter { $0.event == nil } == [])
+        #expect(state.play().filter { $0.event == nil } == [.setPaused(Self.main, false)])
+        #expect(state.releaseDuck(first, dropped: false).filter { $0.event == nil } == [])
+    }
+
+    @Test("an interruption suspends rendering; its end with shouldResume wakes it")
+    func interruptionSuspends() {
+        var state = Self.state(generic: true)
+        let began = EventCause.system(.interruptionBegan)
+        #expect(
+            state.handle(.interruptionBegan).effects == [
+                Self.emit(.interruptionBegan, began), Self.emit(.renderingSuspended(true), began), .setSuspended(true),
+            ])
+        #expect(state.handle(.interruptionEnded(shouldResume: true)).effects.last == .setSuspended(false))
+        #expect(state.handle(.interruptionEnded(shouldResume: true)).applied == false)
+    }
+
+    @Test("an interruption ended without shouldResume keeps the main paused through a later one that resumes")
+    func waitingForHostSurvivesASecondInterruption() {
+        var state = Self.state(generic: true)
+        _ = state.handle(.interruptionBegan)
+        let ended = state.handle(.interruptionEnded(shouldResume: false)).effects
+        #expect(ended.contains(.setPaused(Self.main, true)))
+        _ = state.handle(.interruptionBegan)
+        let resumed = state.handle(.interruptionEnded(shouldResume: true)).effects
+        #expect(!resumed.contains(.setPaused(Self.main, false)))
+        #expect(state.isMainPaused)
+        #expect(state.interruption == .endedWaitingForHost)
+        #expect(state.play().contains(.setPaused(Self.main, false)))
+        #expect(state.interruption == .none)
+    }
+
+    @Test("a reconnect re-sends every stream's gain (as a fade down), play state and the suspension")
+    func reconnectResyncs() {
+        var state = Self.state()
+        _ = state.duck(owner: "feed", style: .duck(level: 0.25), at: Self.t0)
+        let event = EngineEvent.reconnected(attempts: 2, downtime: .milliseconds(300))
+        #expect(
+            state.handleEngineEvent(event) == [
+                Self.emit(.reconnected(attempts: 2, downtime: .milliseconds(300)), .engine(event)),
+                .setGain(Self.main, 0.25, ramp: Self.fadeDown), .setPaused(Self.main, false), .setSuspended(false),
+            ])
+    }
+
+    @Test("closing stops the capture, closes the streams, deactivates, and nothing reaches the engine after")
+    func closeTearsDown() {
+        var state = Self.state(generic: true)
+        let (voice, _) = state.acquire(.voice, owner: "party", at: Self.t0)
+        _ = state.activationSucceeded()
+        _ = state.captureStarted()
+        #expect(
+            state.close() == [
+                .stopCapture, .closeStream(Self.main), .deactivate(notifyingOthers: true),
+                Self.emit(.deactivated(notifiedOthers: true), .host), Self.emit(.closed, .host),
+            ])
+        #expect(state.release(voice, dropped: false).allSatisfy { $0.event != nil })
+        #expect(state.duck(owner: "late", style: .duck(level: nil), at: Self.t0).1.allSatisfy { $0.event != nil })
+        #expect(state.removeStream(Self.main) == [])
+        #expect(state.close() == [])
+    }
+
+    @Test("a gain change while the main is paused is still sent, so the stream resumes at its target")
+    func gainWhilePausedIsSent() {
+        var state = Self.state()
+        _ = state.pause()
+        let (_, effects) = state.duck(owner: "feed", style: .duck(level: nil), at: Self.t0)
+        #expect(effects.contains(.setGain(Self.main, 0.1, ramp: Self.fadeDown)))
+        #expect(state.play().filter { $0.event == nil } == [.setPaused(Self.main, false)])
+    }
+
+    @Test("the requested configuration and the duck factor cost the same with 10,000 leases held")
+    func manyLeasesStayCheap() {
+        var state = Self.state(generic: true)
+        var ducks: [LeaseID] = []
+        for index in 0..<10_000 {
+            _ = state.acquire(index.isMultiple(of: 2) ? .generic : .voice, owner: "u\(index)", at: Self.t0)
+            if index == 1 {
+                _ = state.activationSucceeded()
+                _ = state.captureStarted()
+            }
+            ducks.append(state.duck(owner: "d\(index)", style: .duck(level: 0.5), at: Self.t0).0)
+        }
+        #expect(state.requestedConfiguration == .voice)
+        #expect(state.duckFactor == 0.5)
+        for id in ducks { _ = state.releaseDuck(id, dropped: false) }
+        #expect(state.duckFactor == 1)
+        #expect(state.snapshot(at: Self.t0).leases.count == 10_001)
+    }
+}
+
+extension SessionState {
+    /// A duck request with no limits in play: the lease id and the effects.
+    mutating func duck(owner: String, style: DuckStyle, at now: ContinuousClock.Instant) -> (LeaseID, [SessionEffect]) {
+        let (result, effects) = duck(DuckRequest(owner: owner, style: style), at: now)
+        return (try! result.get(), effects)
+    }
+}
