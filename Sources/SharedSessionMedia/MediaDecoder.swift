@@ -364,8 +364,11 @@ final class MediaDecoder {
             return .mediaFileMissing(path, "is a directory", fix: "name a media file inside it")
         default:
             return .mediaUnreadable(
-                path, "is not a media file FFmpeg can read (\(SessionError.describeFFmpegError(code)))",
-                fix: "pass an audio or video file (WAV, FLAC, Ogg, Opus, MP3, MP4, MKV, WebM)")
+                path,
+                "is not a media file FFmpeg can read, or its header or index is damaged or missing "
+                    + "(\(SessionError.describeFFmpegError(code)))",
+                fix: "pass an audio or video file (WAV, FLAC, Ogg, Opus, MP3, MP4, MKV, WebM); if it is one, it is "
+                    + "incomplete or damaged: copy or download it again")
         }
     }
 

@@ -90,6 +90,8 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// - Parameters:
     ///   - path: A file path; relative paths start at the working directory.
     ///   - bufferFrames: The ring's size in frames (rounded up to a power of two), 4096 through 2^22.
+    ///     Make it at least twice the engine's largest quantum (the default is four times the
+    ///     largest any engine asks for), or every render call of that size underruns.
     /// - Throws: ``SharedSession/SessionError`` naming the file and what is wrong: code `fileError`
     ///   (missing, unreadable, a directory), `mediaUnreadable` (not media, damaged, truncated before
     ///   any audio, a codec this FFmpeg build cannot decode), `noAudioTrack` (a video without sound),
