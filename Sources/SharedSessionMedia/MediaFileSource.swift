@@ -7,9 +7,9 @@ import Synchronization
     public import Foundation
 #endif
 
-/// An ``SharedSession/AudioSource`` that plays the audio track of a media file: an audio file (WAV,
+/// An `AudioSource` that plays the audio track of a media file: an audio file (WAV,
 /// FLAC, Ogg Vorbis, Opus, MP3) or the soundtrack of a video (MP4/AAC, MKV, WebM/Opus), decoded by
-/// FFmpeg and converted to ``SharedSession/AudioFormat/standard`` (48 kHz stereo float) whatever the
+/// FFmpeg and converted to `AudioFormat.standard` (48 kHz stereo float) whatever the
 /// file's rate and channel layout.
 ///
 /// ```swift
@@ -20,7 +20,7 @@ import Synchronization
 /// ```
 ///
 /// ## Threads
-/// - A decoder thread of the source's own decodes ahead into an ``SharedSession/AudioRingBuffer``
+/// - A decoder thread of the source's own decodes ahead into an `AudioRingBuffer`
 ///   of ``bufferFrames`` frames. The render side (``render(into:frames:)``, called by the engine on
 ///   its real-time thread) only reads the ring and atomics: it never locks, allocates or makes a
 ///   system call.
@@ -92,7 +92,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     ///   - bufferFrames: The ring's size in frames (rounded up to a power of two), 4096 through 2^22.
     ///     Make it at least twice the engine's largest quantum (the default is four times the
     ///     largest any engine asks for), or every render call of that size underruns.
-    /// - Throws: ``SharedSession/SessionError`` naming the file and what is wrong: code `fileError`
+    /// - Throws: `SessionError` naming the file and what is wrong: code `fileError`
     ///   (missing, unreadable, a directory), `mediaUnreadable` (not media, damaged, truncated before
     ///   any audio, a codec this FFmpeg build cannot decode), `noAudioTrack` (a video without sound),
     ///   `invalidValue` (a ring size out of range) or `engineUnavailable` (no thread could be started).
@@ -124,7 +124,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
 
     /// Opens the media file at a `file:` URL; see ``init(path:bufferFrames:)``.
     ///
-    /// - Throws: ``SharedSession/SessionError`` as ``init(path:bufferFrames:)`` does, and `fileError`
+    /// - Throws: `SessionError` as ``init(path:bufferFrames:)`` does, and `fileError`
     ///   for a URL that is not a file URL.
     public convenience init(url: URL, bufferFrames: Int = MediaFileSource.defaultBufferFrames) throws(SessionError) {
         guard url.isFileURL else {
@@ -177,7 +177,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// ``clock`` reads `time` from this call on. A time past the end plays nothing and ends the
     /// stream (``MediaEvent/endOfStream``), or loops when ``isLooping``.
     ///
-    /// - Throws: ``SharedSession/SessionError`` with code `invalidValue` for a negative time.
+    /// - Throws: `SessionError` with code `invalidValue` for a negative time.
     public func seek(to time: Duration) throws(SessionError) {
         guard time >= .zero else {
             let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
@@ -213,7 +213,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
 
     /// Blocks the calling thread until the ring is full (or holds the rest of the file) at the latest
     /// seek's position, or `timeout` passes. Returns whether it is. For hosts that render faster than
-    /// real time (``SharedSession/OfflineEngine``): call it before each stretch of rendering so the
+    /// real time (`OfflineEngine`): call it before each stretch of rendering so the
     /// decoder is not outrun. Never call it on a real-time thread.
     @discardableResult
     public func waitUntilBuffered(timeout: Duration = .seconds(5)) -> Bool {
