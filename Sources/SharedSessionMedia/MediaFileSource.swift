@@ -35,6 +35,11 @@ import Synchronization
 /// a seek or a loop. The engine plays a delivered frame after its own output latency (a quantum or
 /// two on PipeWire); a host that wants the time at the speaker adds that.
 ///
+/// ## FFmpeg's log
+/// The first source made sets FFmpeg's process-wide log level to quiet if it is still FFmpeg's
+/// default, since every problem reaches the host as a `SessionError` or a ``MediaEvent``; a host that
+/// set a level of its own (`av_log_set_level`) keeps it.
+///
 /// ## Discontinuities
 /// Pausing and resuming fade over 5 ms. A seek, an underrun or the end of the file never plays a
 /// step: the last sample heard decays to zero over 5 ms while the new audio fades in, so no stale
