@@ -43,6 +43,8 @@ final class MediaDecoder {
     private var dropUntil: Double?
     /// Consecutive reads that failed with something other than end of file.
     private var readFailures = 0
+    /// Whether `packet` holds a packet the decoder asked to be sent again (EAGAIN).
+    private var holdingPacket = false
     /// Where (in seconds of media time) the next decoded frame should start, from the last one.
     private var expectedStart: Double?
     /// A stretch of media time the file skipped (a damaged Ogg page the demuxer dropped), filled with
@@ -199,6 +201,10 @@ final class MediaDecoder {
             return .endOfFile
         }
 
+        if holdingPacket {
+            // The decoder refused this packet until its frames were taken; they were: send it again.
+            return send(packet, to: codec)
+        }
         let read = av_read_frame(format, packet)
         if read < 0 {
             if read != CFFmpegShim_errorEndOfFile() {
@@ -215,10 +221,23 @@ final class MediaDecoder {
             return .produced(0)
         }
         readFailures = 0
-        defer { av_packet_unref(packet) }
-        guard packet.pointee.stream_index == streamIndex else { return .produced(0) }
+        guard packet.pointee.stream_index == streamIndex else {
+            av_packet_unref(packet)
+            return .produced(0)
+        }
+        return send(packet, to: codec)
+    }
+
+    /// Sends the packet read to the decoder: kept for another try if the decoder has no room yet,
+    /// dropped (and reported) if the decoder finds it damaged.
+    private func send(
+        _ packet: UnsafeMutablePointer<AVPacket>, to codec: UnsafeMutablePointer<AVCodecContext>
+    ) -> Step {
         let sent = avcodec_send_packet(codec, packet)
-        if sent < 0, sent != CFFmpegShim_errorAgain() {
+        holdingPacket = sent == CFFmpegShim_errorAgain()
+        if holdingPacket { return .produced(0) }
+        av_packet_unref(packet)
+        if sent < 0 {
             return .failed(damaged("a damaged packet was skipped", sent), fatal: false)
         }
         return .produced(0)
@@ -240,6 +259,8 @@ final class MediaDecoder {
                 fix: "remux the file with ffmpeg so its container has an index (`ffmpeg -i IN -c copy OUT`)")
         }
         avcodec_flush_buffers(codec)
+        if holdingPacket, let packet { av_packet_unref(packet) }
+        holdingPacket = false
         if let resampler { _ = swr_init(resampler) }  // drops the delay line of the old position
         draining = false
         finished = false
