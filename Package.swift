@@ -127,7 +127,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedSessionPipeWireTests",
-            dependencies: ["SharedSession", "SharedSessionPipeWire", "SharedSessionTesting", "CRealtimeProbe"],
+            dependencies: [
+                "SharedSession", "SharedSessionPipeWire", "SharedSessionMedia", "SharedSessionTesting",
+                "CRealtimeProbe",
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -62,7 +62,7 @@ final class DecoderLoop: @unchecked Sendable {
     func prefill() throws(SessionError) {
         var firstError: SessionError?
         while phase != .ended {
-            if pendingFrames > 0, shared.ring.availableToWrite == 0 { break }
+            if pendingFrames > 0, room == 0 { break }
             if phase == .endOfData, produced == 0, pendingFrames == 0 { break }
             guard pump(firstError: &firstError) else { break }
         }
@@ -93,19 +93,40 @@ final class DecoderLoop: @unchecked Sendable {
 
     private var pendingFrames: Int { (pending.count - pendingOffset) / 2 }
 
+    /// Frames the decoder may write now. It keeps ``PlaybackShared/reserveFrames`` of the ring free
+    /// while the render side plays the current position, so that after a seek the new position's
+    /// first frames fit behind the stale ones at once (only the render side can drop those); until
+    /// the render side has taken up the latest seek, the reserve may be filled.
+    private var room: Int {
+        let free = shared.ring.availableToWrite
+        guard shared.renderSeek.load(ordering: .acquiring) == handledSeek else { return free }
+        return max(0, free - shared.reserveFrames)
+    }
+
     // MARK: Decoding and writing
 
     /// Does one round of work; false when there was none (ring full, or the file ended).
     private func pump(firstError: inout SessionError?) -> Bool {
         var worked = false
+        if phase != .ended, shared.endIndex.load(ordering: .acquiring) < 0 {
+            // The render side ended playback at a loop point (looping was switched off after the
+            // decoder had passed it): nothing more to decode until a seek.
+            pending.removeAll(keepingCapacity: true)
+            pendingOffset = 0
+            pendingMarker = nil
+            phase = .ended
+            shared.decoderFinished.store(true, ordering: .releasing)
+            return true
+        }
         if let marker = pendingMarker {
             guard shared.markers.push(marker) else { return false }
             pendingMarker = nil
             worked = true
         }
         if pendingFrames > 0 {
+            let count = min(pendingFrames, room)
             let written = pending.withUnsafeBufferPointer { buffer in
-                shared.ring.write(UnsafeBufferPointer(rebasing: buffer[pendingOffset...]))
+                shared.ring.write(UnsafeBufferPointer(rebasing: buffer[pendingOffset..<(pendingOffset + count * 2)]))
             }
             produced += written
             pendingOffset += written * 2
@@ -132,10 +153,18 @@ final class DecoderLoop: @unchecked Sendable {
             return true
         case .ended:
             // Looping switched on before the render side reached the end: take the end back.
-            guard shared.looping.load(ordering: .relaxed) else { return worked }
-            let (exchanged, _) = shared.endIndex.compareExchange(
-                expected: produced, desired: Int.max, ordering: .acquiringAndReleasing)
-            guard exchanged else { return worked }
+            let (exchanged, _) =
+                shared.looping.load(ordering: .acquiring)
+                ? shared.endIndex.compareExchange(
+                    expected: produced, desired: Int.max, ordering: .acquiringAndReleasing)
+                : (false, 0)
+            guard exchanged else {
+                // (The isLooping setter clears decoderFinished so that waiting hosts wait for this.)
+                if !shared.decoderFinished.load(ordering: .acquiring) {
+                    shared.decoderFinished.store(true, ordering: .releasing)
+                }
+                return worked
+            }
             shared.decoderFinished.store(false, ordering: .releasing)
             restartForLoop()
             return true
@@ -149,6 +178,15 @@ final class DecoderLoop: @unchecked Sendable {
             switch decoder.step(into: &pending) {
             case .produced(let frames):
                 decodedMediaFrame += frames
+                if let gap = decoder.takeGap(), !inErrorBurst {
+                    hub.emit(
+                        .decodeError(
+                            SessionError.mediaUnreadable(
+                                decoder.path,
+                                "is damaged: \(Self.seconds(gap.seconds)) of audio at \(Self.seconds(gap.at)) "
+                                    + "could not be read and plays as silence, so the clock stays in step",
+                                fix: "re-encode or download the file again")))
+                }
                 if frames > 0 {
                     inErrorBurst = false
                     consecutiveFailures = 0
@@ -192,7 +230,8 @@ final class DecoderLoop: @unchecked Sendable {
         phase = .decoding
     }
 
-    /// A file that ends well before the length its header gives was cut short: say so once.
+    /// A file whose audio stops well before the length its header gives was cut short or damaged
+    /// beyond where the demuxer can resynchronise: say so once.
     private func reportTruncation() {
         guard !truncationReported, let duration = decoder.duration else { return }
         truncationReported = true
@@ -206,9 +245,9 @@ final class DecoderLoop: @unchecked Sendable {
             .decodeError(
                 SessionError.mediaUnreadable(
                     decoder.path,
-                    "is truncated: its audio ends at \(Self.seconds(heard)) but the file says "
+                    "is truncated or damaged: its audio stops at \(Self.seconds(heard)) but the file says "
                         + "\(Self.seconds(said))",
-                    fix: "download or copy the file again; playback ends where the file does")))
+                    fix: "download or copy the file again; playback ends where the file can no longer be read")))
     }
 
     // MARK: Seeking
@@ -246,8 +285,8 @@ final class DecoderLoop: @unchecked Sendable {
     /// Sends `seeked` once the new position's audio fills the ring (or the file ended).
     private func announceSeek() {
         guard let seek = unannouncedSeek else { return }
-        let full = pendingFrames > 0 && shared.ring.availableToWrite == 0
-        guard full || phase == .ended || (phase == .endOfData && pendingFrames == 0) else { return }
+        let full = pendingFrames > 0 && room == 0
+        guard full || phase == .ended else { return }
         unannouncedSeek = nil
         guard seek.generation == shared.seekRequest.load(ordering: .acquiring) else { return }
         shared.seekBuffered.store(seek.generation, ordering: .releasing)

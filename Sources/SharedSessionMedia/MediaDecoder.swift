@@ -43,6 +43,15 @@ final class MediaDecoder {
     private var dropUntil: Double?
     /// Consecutive reads that failed with something other than end of file.
     private var readFailures = 0
+    /// Whether `packet` holds a packet the decoder asked to be sent again (EAGAIN).
+    private var holdingPacket = false
+    /// Where (in seconds of media time) the next decoded frame should start, from the last one.
+    private var expectedStart: Double?
+    /// A stretch of media time the file skipped (a damaged Ogg page the demuxer dropped), filled with
+    /// silence so the clock stays on media time; taken by ``takeGap()``.
+    private var gap: (at: Double, seconds: Double)?
+    /// Gaps shorter than this are timestamp jitter, not missing audio.
+    private static let gapThreshold = 0.02
 
     private static let noTimestamp = CFFmpegShim_noTimestamp()
 
@@ -192,6 +201,10 @@ final class MediaDecoder {
             return .endOfFile
         }
 
+        if holdingPacket {
+            // The decoder refused this packet until its frames were taken; they were: send it again.
+            return send(packet, to: codec)
+        }
         let read = av_read_frame(format, packet)
         if read < 0 {
             if read != CFFmpegShim_errorEndOfFile() {
@@ -208,10 +221,23 @@ final class MediaDecoder {
             return .produced(0)
         }
         readFailures = 0
-        defer { av_packet_unref(packet) }
-        guard packet.pointee.stream_index == streamIndex else { return .produced(0) }
+        guard packet.pointee.stream_index == streamIndex else {
+            av_packet_unref(packet)
+            return .produced(0)
+        }
+        return send(packet, to: codec)
+    }
+
+    /// Sends the packet read to the decoder: kept for another try if the decoder has no room yet,
+    /// dropped (and reported) if the decoder finds it damaged.
+    private func send(
+        _ packet: UnsafeMutablePointer<AVPacket>, to codec: UnsafeMutablePointer<AVCodecContext>
+    ) -> Step {
         let sent = avcodec_send_packet(codec, packet)
-        if sent < 0, sent != CFFmpegShim_errorAgain() {
+        holdingPacket = sent == CFFmpegShim_errorAgain()
+        if holdingPacket { return .produced(0) }
+        av_packet_unref(packet)
+        if sent < 0 {
             return .failed(damaged("a damaged packet was skipped", sent), fatal: false)
         }
         return .produced(0)
@@ -233,12 +259,22 @@ final class MediaDecoder {
                 fix: "remux the file with ffmpeg so its container has an index (`ffmpeg -i IN -c copy OUT`)")
         }
         avcodec_flush_buffers(codec)
+        if holdingPacket, let packet { av_packet_unref(packet) }
+        holdingPacket = false
         if let resampler { _ = swr_init(resampler) }  // drops the delay line of the old position
         draining = false
         finished = false
         readFailures = 0
         dropUntil = seconds > 0 ? seconds : nil
+        expectedStart = nil
+        gap = nil
         return nil
+    }
+
+    /// The last stretch of missing media that was played as silence, if any since the last call.
+    func takeGap() -> (at: Double, seconds: Double)? {
+        defer { gap = nil }
+        return gap
     }
 
     // MARK: Conversion
@@ -260,31 +296,42 @@ final class MediaDecoder {
             }
         }
         var dropFrames = 0
-        if let target = dropUntil {
-            let timestamp = frame.pointee.best_effort_timestamp
-            if timestamp != Self.noTimestamp, frame.pointee.sample_rate > 0 {
-                let start = Double(timestamp - startTimestamp) * Self.seconds(timeBase)
-                let end = start + Double(frame.pointee.nb_samples) / Double(frame.pointee.sample_rate)
-                if end <= target { return .produced(0) }
+        var silenceFrames = 0
+        let timestamp = frame.pointee.best_effort_timestamp
+        let length = Double(frame.pointee.nb_samples) / Double(max(1, frame.pointee.sample_rate))
+        if timestamp != Self.noTimestamp {
+            let start = Double(timestamp - startTimestamp) * Self.seconds(timeBase)
+            if let target = dropUntil {
+                if start + length <= target { return .produced(0) }
                 if start < target { dropFrames = Int(((target - start) * Double(outputRate)).rounded()) }
+            } else if let expected = expectedStart, start - expected > Self.gapThreshold {
+                // Media the demuxer skipped: silence in its place keeps the clock on media time.
+                let missing = min(start - expected, 10)
+                silenceFrames = Int((missing * Double(outputRate)).rounded())
+                gap = (expected, missing)
             }
-            dropUntil = nil
+            expectedStart = start + length
+        } else if let expected = expectedStart {
+            expectedStart = expected + length
         }
+        dropUntil = nil
         let start = output.count
+        output.append(contentsOf: repeatElement(0, count: silenceFrames * 2))
+        let decoded = output.count
         let result = appendConverted(frame, into: &output)
         guard result >= 0 else {
+            output.removeSubrange(start...)
             return .failed(damaged("a frame could not be converted to 48 kHz stereo", result), fatal: false)
         }
         // Garbage is never played: a decoder that concealed damage with non-finite samples loses the frame.
-        let appended = output[start...]
-        if appended.contains(where: { !$0.isFinite }) {
-            output.removeSubrange(start...)
+        if output[decoded...].contains(where: { !$0.isFinite }) {
+            output.removeSubrange(decoded...)
             return .failed(
                 damaged("a decoded frame held non-finite samples and was dropped", CFFmpegShim_errorInvalidData()),
                 fatal: false)
         }
         if dropFrames > 0 {
-            output.removeSubrange(start..<min(output.count, start + dropFrames * 2))
+            output.removeSubrange(decoded..<min(output.count, decoded + dropFrames * 2))
         }
         return .produced((output.count - start) / 2)
     }
@@ -338,8 +385,11 @@ final class MediaDecoder {
             return .mediaFileMissing(path, "is a directory", fix: "name a media file inside it")
         default:
             return .mediaUnreadable(
-                path, "is not a media file FFmpeg can read (\(SessionError.describeFFmpegError(code)))",
-                fix: "pass an audio or video file (WAV, FLAC, Ogg, Opus, MP3, MP4, MKV, WebM)")
+                path,
+                "is not a media file FFmpeg can read, or its header or index is damaged or missing "
+                    + "(\(SessionError.describeFFmpegError(code)))",
+                fix: "pass an audio or video file (WAV, FLAC, Ogg, Opus, MP3, MP4, MKV, WebM); if it is one, it is "
+                    + "incomplete or damaged: copy or download it again")
         }
     }
 

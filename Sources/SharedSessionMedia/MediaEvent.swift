@@ -21,6 +21,7 @@ public enum MediaEvent: Sendable, Hashable, CustomStringConvertible {
     /// A seek finished: the audio from `to` is buffered and plays from the next render call.
     case seeked(to: Duration)
 
+    /// The event as one line for a log, such as `underrun(frames: 512)`.
     public var description: String {
         switch self {
         case .endOfStream: "endOfStream"

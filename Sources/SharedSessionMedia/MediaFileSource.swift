@@ -7,9 +7,9 @@ import Synchronization
     public import Foundation
 #endif
 
-/// An ``SharedSession/AudioSource`` that plays the audio track of a media file: an audio file (WAV,
+/// An `AudioSource` that plays the audio track of a media file: an audio file (WAV,
 /// FLAC, Ogg Vorbis, Opus, MP3) or the soundtrack of a video (MP4/AAC, MKV, WebM/Opus), decoded by
-/// FFmpeg and converted to ``SharedSession/AudioFormat/standard`` (48 kHz stereo float) whatever the
+/// FFmpeg and converted to `AudioFormat.standard` (48 kHz stereo float) whatever the
 /// file's rate and channel layout.
 ///
 /// ```swift
@@ -20,7 +20,7 @@ import Synchronization
 /// ```
 ///
 /// ## Threads
-/// - A decoder thread of the source's own decodes ahead into an ``SharedSession/AudioRingBuffer``
+/// - A decoder thread of the source's own decodes ahead into an `AudioRingBuffer`
 ///   of ``bufferFrames`` frames. The render side (``render(into:frames:)``, called by the engine on
 ///   its real-time thread) only reads the ring and atomics: it never locks, allocates or makes a
 ///   system call.
@@ -34,6 +34,11 @@ import Synchronization
 /// paused, while the session pauses or suspends the stream, and during an underrun, and jumps with
 /// a seek or a loop. The engine plays a delivered frame after its own output latency (a quantum or
 /// two on PipeWire); a host that wants the time at the speaker adds that.
+///
+/// ## FFmpeg's log
+/// The first source made sets FFmpeg's process-wide log level to quiet if it is still FFmpeg's
+/// default, since every problem reaches the host as a `SessionError` or a ``MediaEvent``; a host that
+/// set a level of its own (`av_log_set_level`) keeps it.
 ///
 /// ## Discontinuities
 /// Pausing and resuming fade over 5 ms. A seek, an underrun or the end of the file never plays a
@@ -79,6 +84,8 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     private var lastRight: Float = 0
     private var seenSeek = 0
     private var seekPending = false
+    /// A seek was applied and its first frames are not in the ring yet: silence, not an underrun.
+    private var awaitingSeekData = false
     private var started = false
 
     /// Opens the media file at `path`, checks that its audio track decodes, fills the ring and starts
@@ -88,7 +95,9 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// - Parameters:
     ///   - path: A file path; relative paths start at the working directory.
     ///   - bufferFrames: The ring's size in frames (rounded up to a power of two), 4096 through 2^22.
-    /// - Throws: ``SharedSession/SessionError`` naming the file and what is wrong: code `fileError`
+    ///     Make it at least twice the engine's largest quantum (the default is four times the
+    ///     largest any engine asks for), or every render call of that size underruns.
+    /// - Throws: `SessionError` naming the file and what is wrong: code `fileError`
     ///   (missing, unreadable, a directory), `mediaUnreadable` (not media, damaged, truncated before
     ///   any audio, a codec this FFmpeg build cannot decode), `noAudioTrack` (a video without sound),
     ///   `invalidValue` (a ring size out of range) or `engineUnavailable` (no thread could be started).
@@ -120,7 +129,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
 
     /// Opens the media file at a `file:` URL; see ``init(path:bufferFrames:)``.
     ///
-    /// - Throws: ``SharedSession/SessionError`` as ``init(path:bufferFrames:)`` does, and `fileError`
+    /// - Throws: `SessionError` as ``init(path:bufferFrames:)`` does, and `fileError`
     ///   for a URL that is not a file URL.
     public convenience init(url: URL, bufferFrames: Int = MediaFileSource.defaultBufferFrames) throws(SessionError) {
         guard url.isFileURL else {
@@ -160,7 +169,11 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// before the end is heard for it to count at that end.
     public var isLooping: Bool {
         get { shared.looping.load(ordering: .acquiring) }
-        set { shared.looping.store(newValue, ordering: .releasing) }
+        set {
+            shared.looping.store(newValue, ordering: .releasing)
+            // A decoder that had finished looks again (and says when it has): waitUntilBuffered waits for it.
+            if newValue { shared.decoderFinished.store(false, ordering: .releasing) }
+        }
     }
 
     /// Moves playback to `time` of media time. The ring is flushed: from the next render call the
@@ -169,7 +182,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// ``clock`` reads `time` from this call on. A time past the end plays nothing and ends the
     /// stream (``MediaEvent/endOfStream``), or loops when ``isLooping``.
     ///
-    /// - Throws: ``SharedSession/SessionError`` with code `invalidValue` for a negative time.
+    /// - Throws: `SessionError` with code `invalidValue` for a negative time.
     public func seek(to time: Duration) throws(SessionError) {
         guard time >= .zero else {
             let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
@@ -205,7 +218,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
 
     /// Blocks the calling thread until the ring is full (or holds the rest of the file) at the latest
     /// seek's position, or `timeout` passes. Returns whether it is. For hosts that render faster than
-    /// real time (``SharedSession/OfflineEngine``): call it before each stretch of rendering so the
+    /// real time (`OfflineEngine`): call it before each stretch of rendering so the
     /// decoder is not outrun. Never call it on a real-time thread.
     @discardableResult
     public func waitUntilBuffered(timeout: Duration = .seconds(5)) -> Bool {
@@ -214,7 +227,9 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         while true {
             let seek = shared.seekRequest.load(ordering: .acquiring)
             let buffered = shared.seekBuffered.load(ordering: .acquiring) == seek
-            let full = shared.ring.availableToWrite == 0 || shared.decoderFinished.load(ordering: .acquiring)
+            let full =
+                shared.ring.availableToRead >= shared.ring.capacity - shared.reserveFrames
+                || shared.decoderFinished.load(ordering: .acquiring)
             if buffered, full { return true }
             if clock.now >= deadline { return false }
             sleepNanoseconds(500_000)
@@ -253,19 +268,19 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
         guard frames > 0 else { return 0 }
         let shared = self.shared
-        if !seekPending, shared.seekRequest.load(ordering: .acquiring) != seenSeek {
-            seekPending = true
-            beginDiscontinuity()
-        }
         let playing = shared.playing.load(ordering: .acquiring)
         if !started {
             // A source paused before its first render starts silent rather than fading its start out.
             started = true
             runGain = playing ? 1 : 0
         }
+        if !seekPending, shared.seekRequest.load(ordering: .acquiring) != seenSeek {
+            seekPending = true
+            beginDiscontinuity()
+        }
         let step = 1 / Float(Self.declickFrames)
         var done = 0
-        while done < frames {
+        rendering: while done < frames {
             if seekPending {
                 let latest = shared.seekRequest.load(ordering: .acquiring)
                 if shared.seekApplied.load(ordering: .acquiring) == latest { applySeek(latest) }
@@ -283,6 +298,20 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                 if marker.generation != seenSeek {
                     shared.markers.pop()
                 } else if marker.index <= consumed {
+                    if !shared.looping.load(ordering: .relaxed) {
+                        // Looping was switched off after the decoder had passed this end: end here.
+                        let end = shared.endIndex.load(ordering: .acquiring)
+                        if end >= 0,
+                            shared.endIndex.compareExchange(
+                                expected: end, desired: ~consumed, ordering: .acquiringAndReleasing
+                            ).exchanged
+                        {
+                            shared.markers.pop()
+                            shared.endsHeard.add(1, ordering: .relaxed)
+                            beginDiscontinuity()
+                            break rendering
+                        }
+                    }
                     mediaPosition = marker.mediaFrame
                     shared.loopsHeard.add(1, ordering: .relaxed)
                     shared.markers.pop()
@@ -292,7 +321,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                 }
             }
             if !audible {
-                limit = min(limit, Int((runGain / step).rounded(.up)))
+                limit = min(limit, Self.fadeFrames(runGain, step: step))
             }
             let end = shared.endIndex.load(ordering: .acquiring)
             if end < 0 { break }
@@ -317,12 +346,19 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                 consumed &+= got
                 mediaPosition &+= got
                 done &+= got
+                awaitingSeekData = false
                 continue
             }
             // The ring is dry.
             if !audible {
                 runGain = 0
                 continue
+            }
+            if awaitingSeekData {
+                // A seek's first frames are on their way: part of the seek, not an underrun.
+                writeSilence(buffer + done &* 2, frames: frames &- done, step: step)
+                done = frames
+                break
             }
             if shared.seekRequest.load(ordering: .acquiring) != seenSeek {
                 seekPending = true
@@ -336,7 +372,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         }
         if done < frames, tailGain > 0 {
             // After an underrun or the end: the last sample's decay, counted as written.
-            let decay = min(frames &- done, Int((tailGain / step).rounded(.up)))
+            let decay = min(frames &- done, Self.fadeFrames(tailGain, step: step))
             writeSilence(buffer + done &* 2, frames: decay, step: step)
             done &+= decay
         }
@@ -362,7 +398,15 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         mediaPosition = shared.appliedTarget.load(ordering: .relaxed)
         seenSeek = generation
         seekPending = false
+        awaitingSeekData = true
         runGain = 0
+    }
+
+    /// Frames a fade at `gain` takes to reach zero in steps of `step` (a hair under, so float
+    /// rounding never adds a frame).
+    @inline(__always)
+    private static func fadeFrames(_ gain: Float, step: Float) -> Int {
+        max(0, Int((gain / step - 1e-3).rounded(.up)))
     }
 
     /// The last sample heard becomes a tail that decays to zero, and new audio fades in from zero.
@@ -394,13 +438,18 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         var index = 0
         for _ in 0..<frames {
             if runGain < target {
-                runGain = min(target, runGain + step)
+                runGain += step
+                if runGain > target - 1e-4 { runGain = target }
             } else if runGain > target {
-                runGain = max(target, runGain - step)
+                runGain -= step
+                if runGain < target + 1e-4 { runGain = target }
             }
             left = samples[index] * runGain + tailLeft * tailGain
             right = samples[index &+ 1] * runGain + tailRight * tailGain
-            if tailGain > 0 { tailGain = max(0, tailGain - step) }
+            if tailGain > 0 {
+                tailGain -= step
+                if tailGain < 1e-4 { tailGain = 0 }
+            }
             samples[index] = left
             samples[index &+ 1] = right
             index &+= 2
@@ -426,7 +475,10 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         for _ in 0..<frames {
             samples[index] = tailLeft * tailGain
             samples[index &+ 1] = tailRight * tailGain
-            if tailGain > 0 { tailGain = max(0, tailGain - step) }
+            if tailGain > 0 {
+                tailGain -= step
+                if tailGain < 1e-4 { tailGain = 0 }
+            }
             index &+= 2
         }
         self.tailGain = tailGain

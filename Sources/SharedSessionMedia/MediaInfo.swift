@@ -21,5 +21,6 @@ public struct MediaInfo: Sendable, Hashable, CustomStringConvertible {
         self.channelLayout = channelLayout
     }
 
+    /// The track in one line, such as "aac in mov,mp4,m4a,3gp,3g2,mj2, 44100 Hz, 5.1".
     public var description: String { "\(codec) in \(container), \(sampleRate) Hz, \(channelLayout)" }
 }

@@ -53,7 +53,11 @@ final class PlaybackShared: Sendable {
     let loopsHeard = Atomic<Int>(0)
     let endsHeard = Atomic<Int>(0)
 
+    /// Frames of the ring the decoder leaves free in steady playback, for a seek's first frames.
+    let reserveFrames: Int
+
     init(capacity: Int) throws(SessionError) {
         ring = try AudioRingBuffer(minimumCapacity: capacity, channels: 2)
+        reserveFrames = ring.capacity / 4
     }
 }

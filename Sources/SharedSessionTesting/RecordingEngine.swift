@@ -12,6 +12,8 @@ public final class RecordingEngine: AudioEngine {
         case closeStream(StreamID)
         case setGain(StreamID, gain: Float, ramp: Duration)
         case setPaused(StreamID, paused: Bool)
+        /// A voice-activity duck: the gain while active and how many meters it follows.
+        case setActivityDuck(StreamID, gain: Float, following: Int)
         case setSuspended(Bool)
         case startCapture
         case stopCapture
@@ -25,6 +27,7 @@ public final class RecordingEngine: AudioEngine {
             case .closeStream(let id): "closeStream(\(id))"
             case .setGain(let id, let gain, let ramp): "setGain(\(id), \(gain), ramp: \(ramp))"
             case .setPaused(let id, let paused): "setPaused(\(id), \(paused))"
+            case .setActivityDuck(let id, let gain, let count): "setActivityDuck(\(id), \(gain), following: \(count))"
             case .setSuspended(let suspended): "setSuspended(\(suspended))"
             case .startCapture: "startCapture"
             case .stopCapture: "stopCapture"
@@ -157,6 +160,14 @@ public final class RecordingEngine: AudioEngine {
                 $0.calls.append(.setPaused(stream, paused: paused))
                 if $0.paused[stream] != nil { $0.paused[stream] = paused }
             }
+        }
+
+        let meter = ActivityMeter()
+
+        func activityMeter() -> ActivityMeter? { meter }
+
+        func setActivityDuck(gain: Float, following meters: [ActivityMeter], attack: Duration, release: Duration) {
+            engine.storage.withLock { $0.calls.append(.setActivityDuck(stream, gain: gain, following: meters.count)) }
         }
     }
 

@@ -256,3 +256,11 @@ struct SessionStateTests {
         #expect(state.snapshot(at: Self.t0).leases.count == 10_001)
     }
 }
+
+extension SessionState {
+    /// A duck request with no limits in play: the lease id and the effects.
+    mutating func duck(owner: String, style: DuckStyle, at now: ContinuousClock.Instant) -> (LeaseID, [SessionEffect]) {
+        let (result, effects) = duck(DuckRequest(owner: owner, style: style), at: now)
+        return (try! result.get(), effects)
+    }
+}

@@ -19,6 +19,12 @@ public struct SessionPolicy: Sendable, Hashable {
     public let duckWhenOtherAudioPlays: Bool
     /// Tell other apps they may resume when the session deactivates.
     public let notifyOthersOnDeactivation: Bool
+    /// What each unit may ask for, by owner name; units not named get ``defaultUnitLimits``.
+    public let unitLimits: [String: UnitLimits]
+    /// What a unit not named in ``unitLimits`` may ask for.
+    public let defaultUnitLimits: UnitLimits
+    /// How voice-activity ducks hear speech.
+    public let voiceActivity: VoiceActivityPolicy
 
     /// Creates a policy.
     ///
@@ -32,7 +38,10 @@ public struct SessionPolicy: Sendable, Hashable {
         fadeUp: Duration = .milliseconds(400),
         suspendInBackground: Bool = false,
         duckWhenOtherAudioPlays: Bool = false,
-        notifyOthersOnDeactivation: Bool = true
+        notifyOthersOnDeactivation: Bool = true,
+        unitLimits: [String: UnitLimits] = [:],
+        defaultUnitLimits: UnitLimits = .unlimited,
+        voiceActivity: VoiceActivityPolicy = .default
     ) throws(SessionError) {
         try SessionError.checkUnitInterval(duckLevel, name: "duckLevel")
         try SessionError.checkFade(fadeDown, name: "fadeDown")
@@ -45,6 +54,14 @@ public struct SessionPolicy: Sendable, Hashable {
         self.suspendInBackground = suspendInBackground
         self.duckWhenOtherAudioPlays = duckWhenOtherAudioPlays
         self.notifyOthersOnDeactivation = notifyOthersOnDeactivation
+        self.unitLimits = unitLimits
+        self.defaultUnitLimits = defaultUnitLimits
+        self.voiceActivity = voiceActivity
+    }
+
+    /// The limits of the unit named `owner`.
+    public func limits(for owner: String) -> UnitLimits {
+        unitLimits[owner] ?? defaultUnitLimits
     }
 
     /// Generic playback mixing with others, voice chat on playAndRecord, ducking to 0.1 (−20 dB) in

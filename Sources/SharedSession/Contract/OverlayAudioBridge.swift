@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// The ready host-side ``OverlayAudioDelegate``: turns an SDK's calls into leases on a
@@ -7,7 +8,11 @@ import Synchronization
 /// lease, owned by the bridge's `owner` name; the matching disable call releases the most recent one of
 /// its kind. Unbalanced disable calls are ignored with a warning and a `releaseIgnored` event. When
 /// the bridge is deinitialised, whatever it still holds is released, so an SDK torn down mid-clip
-/// leaves no duck behind.
+/// leaves no duck behind; ``tearDown(reason:)`` does the same while the host keeps the bridge, and
+/// ``watch(_:every:)`` does it when the SDK object the bridge serves goes away.
+///
+/// Beyond the StreamLayer contract, an SDK with a voice chat can ask for the movie to be ducked only
+/// while someone speaks: ``requestVoiceActivityDucking(following:)``.
 public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
     /// The session the bridge leases from.
     public let session: SharedSession
@@ -29,6 +34,18 @@ public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
 
     public func requestAudioDucking() {
         let lease = session.duck(owner: owner)
+        guard lease.isHeld else { return }
+        held.withLock { $0.ducks.append(lease) }
+    }
+
+    /// Lowers the main video only while `source` is active (the far end's voice stream, or the
+    /// microphone): in the pauses between sentences it comes back (``VoiceActivityPolicy``). Undone,
+    /// like any duck, by ``disableAudioDucking()``.
+    ///
+    /// - Throws: ``SessionError`` with code `unknownStream` if the stream is not open, or
+    ///   `limitExceeded` if the unit's limits refuse it.
+    public func requestVoiceActivityDucking(following source: ActivitySource) throws(SessionError) {
+        let lease = try session.duck(DuckRequest(owner: owner, style: .followActivity(source, level: nil)))
         held.withLock { $0.ducks.append(lease) }
     }
 
@@ -58,8 +75,52 @@ public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
         }
     }
 
+    /// Gives back everything the unit holds (its sessions and ducks), with a `unitReleased` event
+    /// naming `reason`: the host tore the unit down, or its SDK object went away. The bridge stays
+    /// usable: a later call from the unit leases anew.
+    public func tearDown(reason: String = "torn down by the host") {
+        let (sessions, ducks) = held.withLock { held in
+            defer { held = Held() }
+            return (held.sessions.values.flatMap { $0 }, held.ducks)
+        }
+        for duck in ducks.reversed() { duck.release() }
+        for lease in sessions.reversed() { lease.release() }
+        session.unitReleased(owner: owner, reason: reason, sessions: sessions.count, ducks: ducks.count)
+    }
+
+    /// Watches the SDK object this bridge serves, which the SDK or the host may let go of without
+    /// undoing its requests: once `unit` is deallocated, the bridge tears down with a `unitReleased`
+    /// event. Checked every `interval` (250 ms by default) off the caller's thread; the bridge is held
+    /// weakly meanwhile.
+    public func watch(_ unit: AnyObject, every interval: Duration = .milliseconds(250)) {
+        Self.check(WeakUnit(unit), name: String(describing: type(of: unit)), bridge: self, every: interval)
+    }
+
+    private static func check(_ unit: WeakUnit, name: String, bridge: OverlayAudioBridge, every interval: Duration) {
+        let nanoseconds =
+            Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak bridge] in
+            guard let bridge else { return }
+            if unit.isAlive {
+                check(unit, name: name, bridge: bridge, every: interval)
+            } else {
+                bridge.tearDown(reason: "its SDK object (\(name)) was deallocated")
+            }
+        }
+    }
+
     /// How many sessions of each type and ducks the bridge holds.
     public var heldCounts: (generic: Int, voice: Int, ducks: Int) {
         held.withLock { ($0.sessions[.generic]?.count ?? 0, $0.sessions[.voice]?.count ?? 0, $0.ducks.count) }
     }
+}
+
+/// A weak reference to a unit's SDK object, for ``OverlayAudioBridge/watch(_:every:)``.
+private final class WeakUnit: @unchecked Sendable {
+    // @unchecked: `object` is only read (a weak load is atomic in the Swift runtime) after init.
+    weak var object: AnyObject?
+
+    init(_ object: AnyObject) { self.object = object }
+
+    var isAlive: Bool { object != nil }
 }

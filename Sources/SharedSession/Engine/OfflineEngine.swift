@@ -148,10 +148,21 @@ public final class OfflineEngine: AudioEngine {
             // The first quantum is reported too, as a sound server reports the graph's starting one.
             if previous != frames { handler?(.quantumChanged(frames: frames)) }
         }
-        let active = streams.withLock { streams in
+        let opened = streams.withLock { streams in
             streams.order.compactMap { id in streams.renderers[id].map { (id, $0) } }
         }
+        // Streams that follow others' activity render last, so they hear this quantum's activity of
+        // the streams they follow (and of the capture, recorded first): sample-accurate ducking.
+        let active = opened.filter { !$0.1.followsActivity } + opened.filter { $0.1.followsActivity }
         let isSuspended = suspended.load(ordering: .relaxed)
+        let capture = control.withLock { $0.capture }
+        if let capture, let input, !isSuspended {
+            var recorded = [Float](repeating: 0, count: frames * channels)
+            let got = recorded.withUnsafeMutableBufferPointer { input.render(into: $0.baseAddress!, frames: frames) }
+            _ = recorded.withUnsafeBufferPointer {
+                capture.write(UnsafeBufferPointer(rebasing: $0[0..<got * channels]))
+            }
+        }
         var mix = [Float](repeating: 0, count: frames * channels)
         var stems: [StreamID: [Float]] = [:]
         for (id, renderer) in active {
@@ -162,17 +173,9 @@ public final class OfflineEngine: AudioEngine {
             for index in mix.indices { mix[index] += stem[index] }
             stems[id] = stem
         }
-        let capture = control.withLock { control in
+        control.withLock { control in
             control.framesRendered += frames
             control.recording?.append(contentsOf: mix)
-            return control.capture
-        }
-        if let capture, let input, !isSuspended {
-            var recorded = [Float](repeating: 0, count: frames * channels)
-            let got = recorded.withUnsafeMutableBufferPointer { input.render(into: $0.baseAddress!, frames: frames) }
-            _ = recorded.withUnsafeBufferPointer {
-                capture.write(UnsafeBufferPointer(rebasing: $0[0..<got * channels]))
-            }
         }
         return RenderedAudio(frames: frames, mix: mix, stems: stems)
     }

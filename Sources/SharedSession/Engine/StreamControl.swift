@@ -19,4 +19,14 @@ public protocol StreamControl: AnyObject, Sendable {
     /// Pauses the stream (after a short fade, then no longer pulling its source, so it resumes where
     /// it stopped) or resumes it.
     func setPaused(_ paused: Bool)
+
+    /// The meter of what this stream plays, for a voice-activity duck on another stream; the stream
+    /// measures its output from the first call on. `nil` if the engine cannot measure it.
+    func activityMeter() -> ActivityMeter?
+
+    /// Makes the stream go down to `gain` (never above its own gain: the lowest level wins) while any
+    /// of `meters` hears activity, per sample on the render side, getting there over `attack` and
+    /// coming back over `release` once they are quiet. No meters: no voice-activity duck. The caller
+    /// keeps the meters alive.
+    func setActivityDuck(gain: Float, following meters: [ActivityMeter], attack: Duration, release: Duration)
 }

@@ -75,6 +75,15 @@ public struct SessionEvent: Sendable, Hashable, CustomStringConvertible {
         case quantumChanged(frames: Int)
         /// A request was refused; nothing held was changed.
         case requestRejected(SessionError)
+        /// A unit's request was granted within one of its limits (a shallower duck, a duck instead of
+        /// a pause, generic instead of voice, a deadline), or left an exempt stream alone.
+        case limitApplied(owner: String, limit: UnitLimit)
+        /// A duck or pause request reached its deadline and was released as if its holder had; the
+        /// holder's later release does nothing.
+        case duckExpired(DuckInfo)
+        /// A unit's bridge gave back everything the unit held: the host tore it down, or its SDK
+        /// object went away.
+        case unitReleased(owner: String, reason: String)
         /// The session was closed; nothing more reaches the engine.
         case closed
     }

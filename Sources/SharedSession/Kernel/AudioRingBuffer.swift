@@ -22,10 +22,17 @@ public final class AudioRingBuffer: @unchecked Sendable {
     private let writeIndex = Atomic<Int>(0)
     private let readIndex = Atomic<Int>(0)
 
-    /// Creates a ring of at least `minimumCapacity` frames (rounded up to a power of two).
+    /// Hears the activity of what the producer writes, when the ring was made with
+    /// `measuringActivity` (the session's voice input is, for ducks that follow the microphone).
+    public let activity: ActivityMeter?
+
+    /// Creates a ring of at least `minimumCapacity` frames (rounded up to a power of two). With
+    /// `measuringActivity`, every write is also measured by ``activity`` on the producer's thread.
     ///
     /// - Throws: ``SessionError`` with code `invalidValue` if the capacity is not 1 through 2^24 frames.
-    public init(minimumCapacity: Int, channels: Int = AudioFormat.standard.channels) throws(SessionError) {
+    public init(
+        minimumCapacity: Int, channels: Int = AudioFormat.standard.channels, measuringActivity: Bool = false
+    ) throws(SessionError) {
         guard minimumCapacity >= 1, minimumCapacity <= 1 << 24 else {
             throw .invalidValue(
                 "ring capacity", Double(minimumCapacity), fix: "ask for 1 through 16777216 frames")
@@ -40,6 +47,7 @@ public final class AudioRingBuffer: @unchecked Sendable {
         self.channels = channels
         self.storage = .allocate(capacity: size * channels)
         self.storage.initialize(repeating: 0, count: size * channels)
+        self.activity = measuringActivity ? ActivityMeter() : nil
     }
 
     deinit {
@@ -58,6 +66,7 @@ public final class AudioRingBuffer: @unchecked Sendable {
     @discardableResult
     public func write(_ samples: UnsafeBufferPointer<Float>) -> Int {
         guard let base = samples.baseAddress else { return 0 }
+        activity?.measure(base, frames: samples.count / channels, channels: channels)
         let write = writeIndex.load(ordering: .relaxed)
         let read = readIndex.load(ordering: .acquiring)
         let frames = min(samples.count / channels, capacity &- (write &- read))

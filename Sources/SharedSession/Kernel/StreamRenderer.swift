@@ -27,6 +27,14 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     /// Frames over which a pause or resume fades out or in, so neither clicks (5 ms at 48 kHz).
     public let declickFrames: Int
 
+    /// Hears what the stream plays, for voice-activity ducks of other streams that follow it; it
+    /// measures from the first ``activityMeter()`` call on.
+    private let activity = ActivityMeter()
+    private let metersActivity = Atomic<Bool>(false)
+
+    /// The most activity sources one stream follows.
+    public static let maximumFollowed = 4
+
     private let scratch: UnsafeMutablePointer<Float>
     private let scratchFrames: Int
 
@@ -35,6 +43,16 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private let rampFrameCount = Atomic<Int>(0)
     private let gainGeneration = Atomic<UInt64>(0)
     private let pausedFlag: Atomic<Bool>
+    // The voice-activity duck: meters as unretained pointers (kept alive by whoever set them, see
+    // ``setActivityDuck(gain:following:attack:release:)``), the ducked gain and the ramp lengths.
+    private let followed0 = Atomic<UInt>(0)
+    private let followed1 = Atomic<UInt>(0)
+    private let followed2 = Atomic<UInt>(0)
+    private let followed3 = Atomic<UInt>(0)
+    private let activityGainBits = Atomic<UInt32>(Float(1).bitPattern)
+    private let activityAttackFrames = Atomic<Int>(960)
+    private let activityReleaseFrames = Atomic<Int>(19_200)
+    private let followGeneration = Atomic<UInt64>(0)
 
     // Render side to control side.
     private let currentGainBits: Atomic<UInt32>
@@ -51,6 +69,21 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private var rampPosition = 0
     private var seenGeneration: UInt64 = 0
     private var runGain: Float
+    // The voice-activity duck, render side: the meters followed, the last block read from each (a
+    // block read twice is stale: its writer stopped), the ducked gain, and how far the stream is into
+    // the duck (0: not at all, 1: at min(gain, ducked gain)), moving over the attack and the release.
+    private var meters: (UInt, UInt, UInt, UInt) = (0, 0, 0, 0)
+    private var meterBlocks: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    private var seenFollowGeneration: UInt64 = 0
+    private var activityGain: Float = 1
+    private var activityAttackStep: Float = 1
+    private var activityReleaseStep: Float = 1
+    private var activityMix: Float = 0
+    // The ducked gain heard now: a new one (the host changed its volume during speech) is reached over
+    // the attack going down and the release going up, never stepped.
+    private var duckedNow: Float = 1
+    private var duckedStep: Float = 0
+    private var spans: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
 
     /// Creates the kernel for a stream that starts at `gain`, paused or playing.
     public init(source: any AudioSource, gain: Float, paused: Bool, format: AudioFormat = .standard) {
@@ -95,6 +128,39 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         pausedFlag.store(paused, ordering: .releasing)
     }
 
+    /// The meter of what this stream plays, for a voice-activity duck on another stream; the stream
+    /// measures its output from this call on.
+    public func activityMeter() -> ActivityMeter? {
+        metersActivity.store(true, ordering: .relaxed)
+        return activity
+    }
+
+    /// Makes the stream go down to `gain` (or stay at its own gain if that is lower: the lowest level
+    /// wins) while any of `meters` hears activity, getting there over `attack` and coming back over
+    /// `release` once they are quiet (``VoiceActivityPolicy``). No meters: no voice-activity duck. At
+    /// most ``maximumFollowed`` meters are followed.
+    ///
+    /// The render side holds the meters unretained: the caller keeps them alive for as long as this
+    /// stream may render (the session keeps every meter it linked until it is deinitialised).
+    public func setActivityDuck(gain: Float, following meters: [ActivityMeter], attack: Duration, release: Duration) {
+        let pointers = meters.prefix(Self.maximumFollowed).map {
+            UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque())
+        }
+        followed0.store(pointers.count > 0 ? pointers[0] : 0, ordering: .relaxed)
+        followed1.store(pointers.count > 1 ? pointers[1] : 0, ordering: .relaxed)
+        followed2.store(pointers.count > 2 ? pointers[2] : 0, ordering: .relaxed)
+        followed3.store(pointers.count > 3 ? pointers[3] : 0, ordering: .relaxed)
+        // Unfollowed, the stream comes back from the ducked gain it had: only the duck's depth moves.
+        if !pointers.isEmpty { activityGainBits.store(gain.bitPattern, ordering: .relaxed) }
+        activityAttackFrames.store(max(1, format.frames(in: attack)), ordering: .relaxed)
+        activityReleaseFrames.store(max(1, format.frames(in: release)), ordering: .relaxed)
+        followGeneration.add(1, ordering: .releasing)
+    }
+
+    /// Whether the stream follows other streams' activity: an engine that renders several streams in
+    /// turn renders these last, so they hear the others' activity in the same quantum.
+    public var followsActivity: Bool { followed0.load(ordering: .relaxed) != 0 }
+
     /// The gain the render side reached at the end of its last call.
     public var currentGain: Float { Float(bitPattern: currentGainBits.load(ordering: .relaxed)) }
 
@@ -137,19 +203,69 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             gain = target
         }
         let playing = !suspended && !pausedFlag.load(ordering: .acquiring)
+        let following = readFollowed()
         var done = 0
         while done < frames {
             let chunk = min(frames &- done, scratchFrames)
-            renderChunk(into: output + done &* channels, frames: chunk, accumulate: accumulate, playing: playing)
+            renderChunk(
+                into: output + done &* channels, frames: chunk, offset: done, accumulate: accumulate, playing: playing,
+                following: following)
             done = done &+ chunk
         }
         currentGainBits.store(gain.bitPattern, ordering: .relaxed)
         audibleFlag.store(playing || runGain > 0, ordering: .relaxed)
+        if metersActivity.load(ordering: .relaxed), !accumulate {
+            activity.measure(output, frames: frames, channels: channels)
+        }
+    }
+
+    /// Picks up a new voice-activity duck and reads the active spans the followed meters published for
+    /// this quantum. Returns whether anything is followed or the activity gain is still moving.
+    @inline(__always)
+    private func readFollowed() -> Bool {
+        let generation = followGeneration.load(ordering: .acquiring)
+        if generation != seenFollowGeneration {
+            seenFollowGeneration = generation
+            meters = (
+                followed0.load(ordering: .relaxed), followed1.load(ordering: .relaxed),
+                followed2.load(ordering: .relaxed), followed3.load(ordering: .relaxed)
+            )
+            let attackFrames = Float(activityAttackFrames.load(ordering: .relaxed))
+            let releaseFrames = Float(activityReleaseFrames.load(ordering: .relaxed))
+            activityGain = Float(bitPattern: activityGainBits.load(ordering: .relaxed))
+            activityAttackStep = 1 / attackFrames
+            activityReleaseStep = 1 / releaseFrames
+            if activityMix == 0 { duckedNow = activityGain }
+            duckedStep = abs(activityGain - duckedNow) / (activityGain < duckedNow ? attackFrames : releaseFrames)
+        }
+        (spans.0, spans.1, meterBlocks.0) = Self.span(of: meters.0, after: meterBlocks.0)
+        (spans.2, spans.3, meterBlocks.1) = Self.span(of: meters.1, after: meterBlocks.1)
+        (spans.4, spans.5, meterBlocks.2) = Self.span(of: meters.2, after: meterBlocks.2)
+        (spans.6, spans.7, meterBlocks.3) = Self.span(of: meters.3, after: meterBlocks.3)
+        return meters.0 != 0 || activityMix > 0
+    }
+
+    @inline(__always)
+    private static func span(of meter: UInt, after lastBlock: UInt64) -> (Int, Int, UInt64) {
+        guard meter != 0, let pointer = UnsafeRawPointer(bitPattern: meter) else { return (0, 0, lastBlock) }
+        let (start, end, block) = Unmanaged<ActivityMeter>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
+            $0.activeSpan()
+        }
+        // The same block as last time: its writer has not measured since (a closed or stopped
+        // stream), so it says nothing about now.
+        return block == lastBlock ? (0, 0, block) : (start, end, block)
+    }
+
+    @inline(__always)
+    private func isActive(at frame: Int) -> Bool {
+        (frame >= spans.0 && frame < spans.1) || (frame >= spans.2 && frame < spans.3)
+            || (frame >= spans.4 && frame < spans.5) || (frame >= spans.6 && frame < spans.7)
     }
 
     @inline(__always)
     private func renderChunk(
-        into output: UnsafeMutablePointer<Float>, frames: Int, accumulate: Bool, playing: Bool
+        into output: UnsafeMutablePointer<Float>, frames: Int, offset: Int, accumulate: Bool, playing: Bool,
+        following: Bool
     ) {
         let runStep = 1 / Float(declickFrames)
         // Pull only the frames that will be heard: all of them while playing, and while fading out
@@ -181,8 +297,26 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         let inverseLength = rampLength > 0 ? 1 / Float(rampLength) : 0
         let target = self.target
         let channels = self.channels
+        var activityMix = self.activityMix
+        var ducked = duckedNow
+        let duckedTarget = activityGain
+        let duckedStep = self.duckedStep
+        let attackStep = activityAttackStep
+        let releaseStep = activityReleaseStep
         var index = 0
-        for _ in 0..<frames {
+        for frame in 0..<frames {
+            if following {
+                if ducked != duckedTarget {
+                    ducked =
+                        ducked < duckedTarget
+                        ? min(duckedTarget, ducked + duckedStep) : max(duckedTarget, ducked - duckedStep)
+                }
+                if isActive(at: offset &+ frame) {
+                    if activityMix < 1 { activityMix = min(1, activityMix + attackStep) }
+                } else if activityMix > 0 {
+                    activityMix = max(0, activityMix - releaseStep)
+                }
+            }
             if rampPosition < rampLength {
                 rampPosition &+= 1
                 gain =
@@ -193,7 +327,9 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             } else if runGain > 0 {
                 runGain = max(0, runGain - runStep)
             }
-            let factor = gain * runGain
+            // The lowest level wins: the voice-activity duck only ever lowers the stream's own gain.
+            let heard = activityMix > 0 ? gain + activityMix * (min(gain, ducked) - gain) : gain
+            let factor = heard * runGain
             for _ in 0..<channels {
                 let value = scratch[index] * factor
                 output[index] = accumulate ? output[index] + value : value
@@ -203,5 +339,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         self.gain = gain
         self.runGain = runGain
         self.rampPosition = rampPosition
+        self.activityMix = activityMix
+        self.duckedNow = ducked
     }
 }

@@ -24,6 +24,22 @@ public final class DuckLease: Sendable, CustomStringConvertible {
             })
     }
 
+    /// A lease for a request the session refused: already released, so releasing it does nothing
+    /// but report the release as ignored.
+    init(refused request: DuckRequest, session: SharedSession) {
+        self.id = LeaseID(rawValue: 0)
+        self.style = request.style
+        self.owner = request.owner
+        let owner = request.owner
+        self.gate = ReleaseGate(
+            released: true, release: { _ in },
+            repeated: {
+                session.ignoredRelease(
+                    owner: owner, what: "\(request.style) refused by the unit's limits, then released",
+                    cause: .unit(owner: owner))
+            })
+    }
+
     /// Whether the lease is still held.
     public var isHeld: Bool { gate.isOpen }
 

@@ -3,11 +3,15 @@ import Synchronization
 /// The exactly-once release both lease kinds share: the first `release()` or the deinit gives the
 /// lease back; a later `release()` is reported as ignored.
 final class ReleaseGate: Sendable {
-    private let released = Atomic<Bool>(false)
+    private let released: Atomic<Bool>
     private let onRelease: @Sendable (_ dropped: Bool) -> Void
     private let onRepeat: @Sendable () -> Void
 
-    init(release: @escaping @Sendable (_ dropped: Bool) -> Void, repeated: @escaping @Sendable () -> Void) {
+    init(
+        released: Bool = false, release: @escaping @Sendable (_ dropped: Bool) -> Void,
+        repeated: @escaping @Sendable () -> Void
+    ) {
+        self.released = Atomic(released)
         self.onRelease = release
         self.onRepeat = repeated
     }

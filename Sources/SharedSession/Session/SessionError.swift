@@ -21,6 +21,7 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
             case fileError
             case connectionLost
             case sessionClosed
+            case limitExceeded
             case mediaUnreadable
             case noAudioTrack
         }
@@ -52,6 +53,8 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let connectionLost = Code(.connectionLost)
         /// The session was closed; make a new one.
         public static let sessionClosed = Code(.sessionClosed)
+        /// A unit asked for more than its limits allow, and the policy refuses such requests.
+        public static let limitExceeded = Code(.limitExceeded)
         /// A media file could not be decoded: not a media file, damaged or truncated, or a codec this
         /// FFmpeg build has no decoder for.
         public static let mediaUnreadable = Code(.mediaUnreadable)

@@ -53,4 +53,21 @@ public struct SessionSnapshot: Sendable, Hashable {
     public var owners: [String] { leases.map(\.owner) }
     /// How long a lease has been held at the time of the snapshot.
     public func age(of lease: LeaseInfo) -> Duration { takenAt - lease.acquiredAt }
+    /// How long a duck or pause request has been held at the time of the snapshot.
+    public func age(of duck: DuckInfo) -> Duration { takenAt - duck.acquiredAt }
+    /// How long until a duck or pause request's deadline releases it; `nil` without a deadline.
+    public func timeLeft(of duck: DuckInfo) -> Duration? { duck.deadline.map { $0 - takenAt } }
+
+    /// "Who is ducking the movie, since when": one line per live duck or pause request, with its owner,
+    /// what it asks, its age and its deadline.
+    public var duckReport: [String] {
+        ducks.map { duck in
+            var line = "\(duck.owner): \(duck.style), held \(age(of: duck))"
+            if let left = timeLeft(of: duck) { line += ", released in \(left)" }
+            if !duck.appliedLimits.isEmpty {
+                line += " (limited: \(duck.appliedLimits.map(\.description).joined(separator: ", ")))"
+            }
+            return line
+        }
+    }
 }

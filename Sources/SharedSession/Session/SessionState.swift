@@ -36,6 +36,17 @@ struct SessionState: Sendable {
     struct StreamTarget: Sendable, Hashable {
         var gain: Float
         var paused: Bool
+        /// The voice-activity duck on top of `gain`: the factor to go down by while any source is
+        /// active. `nil`: none.
+        var activity: ActivityDuck? = nil
+    }
+
+    /// A voice-activity duck as one stream's renderer applies it.
+    struct ActivityDuck: Sendable, Hashable {
+        /// The stream's gain while a source is active: the host's volume × the duck's level. The
+        /// renderer never goes above the stream's own gain, so with other ducks the lowest level wins.
+        var gain: Float
+        var sources: [ActivitySource]
     }
 
     /// What the engine should have, derived from the state.
@@ -83,6 +94,10 @@ struct SessionState: Sendable {
     /// Live ducks per effective level (a duck with no level counts at the policy's).
     private var duckLevels: [Float: Int] = [:]
     private var pauseRequests = 0
+    /// Live voice-activity ducks: what each follows and its effective level.
+    private var activityDucks: [LeaseID: (source: ActivitySource, level: Float)] = [:]
+    /// Deadlines of the ducks that have one.
+    private var deadlines: [LeaseID: ContinuousClock.Instant] = [:]
     private(set) var hostVolume: Float = 1
     private(set) var hostWantsPlay = true
     /// The host pressed play while pause requests were live; lasts until the next pause request.
@@ -142,7 +157,9 @@ struct SessionState: Sendable {
 
     /// The lowest level among live ducks, and the other-audio duck if the policy asks for it; ducks
     /// never compound.
-    var duckFactor: Float {
+    var duckFactor: Float { isMainExempt ? 1 : staticDuckFactor }
+
+    private var staticDuckFactor: Float {
         var factor: Float = 1
         for level in duckLevels.keys { factor = min(factor, level) }
         if policy.duckWhenOtherAudioPlays, otherAudioPlaying { factor = min(factor, policy.duckLevel) }
@@ -151,8 +168,29 @@ struct SessionState: Sendable {
 
     var pauseRequested: Bool { pauseRequests > 0 }
 
+    /// Whether the host marked the main stream exempt from units' requests.
+    var isMainExempt: Bool { streams.first(where: \.isMain)?.descriptor.isExempt == true }
+
     var isMainPaused: Bool {
-        !hostWantsPlay || (pauseRequested && !hostOverridesPause) || waitsForHost
+        !hostWantsPlay || (pauseRequested && !hostOverridesPause && !isMainExempt) || waitsForHost
+    }
+
+    /// The earliest deadline of a live duck, when ``expire(at:)`` has something to do.
+    var nextDeadline: ContinuousClock.Instant? { deadlines.values.min() }
+
+    /// The voice-activity duck the main stream's renderer applies, if any.
+    var mainActivityDuck: ActivityDuck? {
+        guard !activityDucks.isEmpty, !isMainExempt else { return nil }
+        var level: Float = 1
+        var sources: [ActivitySource] = []
+        for id in activityDucks.keys.sorted() {
+            let duck = activityDucks[id]!
+            if case .stream(let followed) = duck.source, !streams.contains(where: { $0.id == followed }) { continue }
+            level = min(level, duck.level)
+            if !sources.contains(duck.source) { sources.append(duck.source) }
+        }
+        guard !sources.isEmpty else { return nil }
+        return ActivityDuck(gain: hostVolume * level, sources: sources)
     }
 
     /// The configuration whose background behaviour applies: the active one, else the generic one.
@@ -184,7 +222,7 @@ struct SessionState: Sendable {
     }
 
     func target(for stream: StreamRecord) -> StreamTarget {
-        if stream.isMain { return StreamTarget(gain: mainGain, paused: isMainPaused) }
+        if stream.isMain { return StreamTarget(gain: mainGain, paused: isMainPaused, activity: mainActivityDuck) }
         let muted = isMutedByHand || (isBackgroundMusicMuted && stream.descriptor.isBackgroundMusic)
         return StreamTarget(gain: muted ? 0 : stream.volume, paused: false)
     }
@@ -303,6 +341,11 @@ struct SessionState: Sendable {
                 effects.append(.setGain(record.id, wanted.gain, ramp: ramp))
             }
             if wanted.paused != current.paused { effects.append(.setPaused(record.id, wanted.paused)) }
+            if wanted.activity != current.activity {
+                effects.append(
+                    .setActivityDuck(
+                        record.id, gain: wanted.activity?.gain ?? 1, following: wanted.activity?.sources ?? []))
+            }
             applied.streams[record.id] = wanted
         }
     }
@@ -311,13 +354,37 @@ struct SessionState: Sendable {
 
     /// Adds a session lease. It is granted at once if the configuration it needs is already active;
     /// otherwise the effects activate it, and the outcome grants it (or refuses it).
+    ///
+    /// A voice lease for a unit that may not take the voice session is refused (the error is returned
+    /// and a `requestRejected` event emitted) or granted as generic, as its limits say.
     mutating func acquire(
-        _ type: AudioSessionType, owner: String, at now: ContinuousClock.Instant
+        _ requested: AudioSessionType, owner: String, at now: ContinuousClock.Instant
     ) -> (LeaseID, [SessionEffect]) {
+        let limits = policy.limits(for: owner)
+        var type = requested
+        var limited = false
+        if requested == .voice, !limits.mayTakeVoice {
+            if limits.excess == .refuse {
+                let error = SessionError(
+                    code: .limitExceeded,
+                    message: "\(owner) may not take the voice session (its unit limits say mayTakeVoice: false): "
+                        + "ask for a generic session, or change the host's SessionPolicy.unitLimits")
+                let id = LeaseID(rawValue: nextLease)
+                nextLease += 1
+                refusals[id] = error
+                emit(.requestRejected(error), .unit(owner: owner))
+                return (id, takeEffects())
+            }
+            type = .generic
+            limited = true
+        }
         let id = LeaseID(rawValue: nextLease)
         nextLease += 1
         let info = LeaseInfo(id: id, owner: owner, type: type, acquiredAt: now)
         let effects = input(.sessionLease(id, owner: owner)) { state in
+            if limited {
+                state.emit(.limitApplied(owner: owner, limit: .mayNotTakeVoice), .sessionLease(id, owner: owner))
+            }
             state.leaseRecords[id] = LeaseRecord(info: info, granted: false)
             state.leaseCounts[type, default: 0] += 1
             state.waiting.append(id)
@@ -326,6 +393,12 @@ struct SessionState: Sendable {
             }
         }
         return (id, effects)
+    }
+
+    /// The type a live, granted lease holds (a unit's limits may have made a voice request generic).
+    func grantedType(_ id: LeaseID) -> AudioSessionType? {
+        guard let record = leaseRecords[id], record.granted else { return nil }
+        return record.info.type
     }
 
     /// Whether a lease is live and granted.
@@ -346,11 +419,61 @@ struct SessionState: Sendable {
         if !record.granted { waiting.removeAll { $0 == id } }
     }
 
-    mutating func duck(owner: String, style: DuckStyle, at now: ContinuousClock.Instant) -> (LeaseID, [SessionEffect]) {
+    /// Adds a duck or pause request within its unit's limits. Returns the lease's id, or the error
+    /// when a limit refuses it (a `requestRejected` event is among the effects then).
+    mutating func duck(
+        _ request: DuckRequest, at now: ContinuousClock.Instant
+    ) -> (result: Result<LeaseID, SessionError>, effects: [SessionEffect]) {
+        let owner = request.owner
+        let limits = policy.limits(for: owner)
+        var style = request.style
+        var applied: [UnitLimit] = []
+        func refuse(_ limit: UnitLimit, _ fix: String) -> (Result<LeaseID, SessionError>, [SessionEffect]) {
+            let error = SessionError(
+                code: .limitExceeded, message: "\(owner) asked for \(request.style) beyond its limit (\(limit)): \(fix)"
+            )
+            emit(.requestRejected(error), .unit(owner: owner))
+            return (.failure(error), takeEffects())
+        }
+        if case .followActivity(.stream(let followed), _) = style, !streams.contains(where: { $0.id == followed }) {
+            let error = SessionError(
+                code: .unknownStream,
+                message: "\(owner) asked to duck while \(followed) is active, but it is not open: open the stream "
+                    + "first, or follow .voiceInput")
+            emit(.requestRejected(error), .unit(owner: owner))
+            return (.failure(error), takeEffects())
+        }
+        if style == .pause, !limits.mayPauseMain {
+            if limits.excess == .refuse {
+                return refuse(.mayNotPauseMain, "ask for a duck instead, or change the host's SessionPolicy.unitLimits")
+            }
+            style = .duck(level: max(policy.duckLevel, limits.deepestDuckLevel))
+            applied.append(.mayNotPauseMain)
+        }
+        if case .some(let level) = style.requestedLevel, (level ?? policy.duckLevel) < limits.deepestDuckLevel {
+            let deepest = limits.deepestDuckLevel
+            if limits.excess == .refuse {
+                return refuse(.deepestDuckLevel(deepest), "ask for a level of \(deepest) or more")
+            }
+            switch style {
+            case .followActivity(let source, _): style = .followActivity(source, level: deepest)
+            default: style = .duck(level: deepest)
+            }
+            applied.append(.deepestDuckLevel(deepest))
+        }
+        var hold = request.maximumHold
+        if let maximum = limits.maximumHold, hold.map({ $0 > maximum }) ?? true {
+            hold = maximum
+            applied.append(.maximumHold(maximum))
+        }
+        if isMainExempt, let main = mainStreamID { applied.append(.exemptStream(main)) }
         let id = LeaseID(rawValue: nextLease)
         nextLease += 1
-        let info = DuckInfo(id: id, owner: owner, style: style, acquiredAt: now)
+        let deadline = hold.map { now + $0 }
+        let info = DuckInfo(
+            id: id, owner: owner, style: style, acquiredAt: now, deadline: deadline, appliedLimits: applied)
         let effects = input(.duckLease(id, owner: owner)) { state in
+            for limit in applied { state.emit(.limitApplied(owner: owner, limit: limit), .duckLease(id, owner: owner)) }
             state.emit(.duckAcquired(info), .duckLease(id, owner: owner))
             switch style {
             case .pause:
@@ -358,35 +481,71 @@ struct SessionState: Sendable {
                 state.pauseRequests += 1
             case .duck(let level):
                 state.duckLevels[level ?? state.policy.duckLevel, default: 0] += 1
+            case .followActivity(let source, let level):
+                state.activityDucks[id] = (source, level ?? state.policy.duckLevel)
             }
             state.duckRecords[id] = info
+            if let deadline { state.deadlines[id] = deadline }
         }
-        return (id, effects)
+        return (.success(id), effects)
     }
 
     /// Removes a duck or pause request; nothing happens (no effects) if it is not live.
     mutating func releaseDuck(_ id: LeaseID, dropped: Bool) -> [SessionEffect] {
         guard let info = duckRecords[id] else { return [] }
         return input(.duckLease(id, owner: info.owner)) { state in
-            state.duckRecords[id] = nil
-            switch info.style {
-            case .pause:
-                state.pauseRequests -= 1
-            case .duck(let level):
-                let level = level ?? state.policy.duckLevel
-                let remaining = state.duckLevels[level, default: 1] - 1
-                state.duckLevels[level] = remaining > 0 ? remaining : nil
-            }
+            state.removeDuck(info)
             state.emit(dropped ? .duckDropped(info) : .duckReleased(info), .duckLease(id, owner: info.owner))
-            if !state.pauseRequested { state.hostOverridesPause = false }
         }
     }
+
+    /// Releases every duck whose deadline has come, as if its holder had, with a `duckExpired` event.
+    mutating func expire(at now: ContinuousClock.Instant) -> [SessionEffect] {
+        let due = deadlines.filter { $0.value <= now }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.map(\.key)
+        guard !due.isEmpty else { return [] }
+        var first: EventCause?
+        for id in due {
+            guard let info = duckRecords[id] else { continue }
+            let cause = EventCause.duckLease(id, owner: info.owner)
+            first = first ?? cause
+            change(cause) { state in
+                state.removeDuck(info)
+                state.emit(.duckExpired(info), cause)
+            }
+        }
+        if let first { settle(first) }
+        return takeEffects()
+    }
+
+    private mutating func removeDuck(_ info: DuckInfo) {
+        duckRecords[info.id] = nil
+        deadlines[info.id] = nil
+        switch info.style {
+        case .pause:
+            pauseRequests -= 1
+        case .duck(let level):
+            let level = level ?? policy.duckLevel
+            let remaining = duckLevels[level, default: 1] - 1
+            duckLevels[level] = remaining > 0 ? remaining : nil
+        case .followActivity:
+            activityDucks[info.id] = nil
+        }
+        if !pauseRequested { hostOverridesPause = false }
+    }
+
+    /// A live duck or pause request, as the snapshot shows it.
+    func duckInfo(_ id: LeaseID) -> DuckInfo? { duckRecords[id] }
 
     /// Whether a duck or pause request is live.
     func isDuckLive(_ id: LeaseID) -> Bool { duckRecords[id] != nil }
 
     mutating func noteIgnoredRelease(owner: String, what: String, cause: EventCause) -> [SessionEffect] {
         emit(.releaseIgnored(owner: owner, what: what), cause)
+        return takeEffects()
+    }
+
+    mutating func noteUnitReleased(owner: String, reason: String) -> [SessionEffect] {
+        emit(.unitReleased(owner: owner, reason: reason), .unit(owner: owner))
         return takeEffects()
     }
 

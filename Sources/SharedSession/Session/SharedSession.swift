@@ -1,3 +1,4 @@
+import Dispatch
 public import Logging
 import Synchronization
 
@@ -31,9 +32,24 @@ public final class SharedSession: Sendable {
     private let lane = Locked<Lane>(Lane())
     private let delivery = Locked<Delivery>(Delivery())
 
+    private let expiry = Locked<Expiry>(Expiry())
+
     private struct Lane {
         var controls: [StreamID: any StreamControl] = [:]
+        /// Every activity meter a stream was told to follow: the render side holds them unretained,
+        /// so they live as long as the session.
+        var meters: [ObjectIdentifier: ActivityMeter] = [:]
+        var observers: [ObjectIdentifier: any SessionInputObserver] = [:]
     }
+
+    /// The wake-up that releases ducks at their deadline: a Dispatch timer of its own, so a busy
+    /// Swift concurrency pool cannot hold a forgotten duck past its deadline.
+    private struct Expiry {
+        var scheduled: ContinuousClock.Instant?
+        var closed = false
+    }
+
+    private static let deadlineQueue = DispatchQueue(label: "SharedSession.deadlines")
 
     private struct Delivery {
         var pending: [SessionEvent] = []
@@ -52,7 +68,7 @@ public final class SharedSession: Sendable {
         self.state = Locked(SessionState(policy: policy))
         // Two seconds of voice: a client that reads every 20 ms never loses a frame.
         self.voiceInput = try! AudioRingBuffer(
-            minimumCapacity: 2 * engine.format.sampleRate, channels: engine.format.channels)
+            minimumCapacity: 2 * engine.format.sampleRate, channels: engine.format.channels, measuringActivity: true)
         engine.setEventHandler { [weak self] event in self?.engineReported(event) }
     }
 
@@ -140,75 +156,125 @@ public final class SharedSession: Sendable {
     /// - Throws: ``SessionError`` with code `activationRefused` if the engine refused the
     ///   configuration; the session and every lease already held stay as they were.
     public func acquire(_ type: AudioSessionType, owner: String) throws(SessionError) -> SessionLease {
-        let (id, refusal) = lane.withLock { lane -> (LeaseID, SessionError?) in
+        let (id, granted, refusal) = lane.withLock { lane -> (LeaseID, AudioSessionType, SessionError?) in
             let (id, effects) = state.withLock { $0.acquire(type, owner: owner, at: .now) }
+            notify(.acquire(type, owner: owner, lease: id), &lane)
             perform(effects, &lane)
-            // The activation's outcome is in: the lease is granted, or refused with the engine's reason.
-            let refusal = state.withLock { $0.isGranted(id) ? nil : $0.takeRefusal(id) }
-            return (id, refusal)
+            // The activation's outcome is in: the lease is granted (as the type its unit's limits
+            // allow), or refused with the reason.
+            return state.withLock { state in
+                guard let granted = state.grantedType(id) else { return (id, type, state.takeRefusal(id)) }
+                return (id, granted, nil)
+            }
         }
         drain()
         if let refusal {
             logger.error("session lease refused", metadata: ["owner": "\(owner)", "error": "\(refusal)"])
             throw refusal
         }
-        return SessionLease(id: id, type: type, owner: owner, session: self)
+        return SessionLease(id: id, type: granted, owner: owner, session: self)
     }
 
     func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
-        let released = run { $0.release(id, dropped: dropped) }
+        let released = run(.releaseLease(id, dropped: dropped)) { $0.release(id, dropped: dropped) }
         if dropped, released {
             logger.warning(
                 "session lease dropped without release()", metadata: ["owner": "\(owner)", "lease": "\(id)"])
         }
     }
 
+    func unitReleased(owner: String, reason: String, sessions: Int, ducks: Int) {
+        logger.notice(
+            "unit released",
+            metadata: ["owner": "\(owner)", "reason": "\(reason)", "sessions": "\(sessions)", "ducks": "\(ducks)"])
+        run(.unitReleased(owner: owner, reason: reason)) { $0.noteUnitReleased(owner: owner, reason: reason) }
+    }
+
     func ignoredRelease(owner: String, what: String, cause: EventCause) {
         logger.warning("release ignored: nothing to release", metadata: ["owner": "\(owner)", "what": "\(what)"])
-        run { $0.noteIgnoredRelease(owner: owner, what: what, cause: cause) }
+        run(.ignoredRelease(owner: owner, what: what, cause: cause)) {
+            $0.noteIgnoredRelease(owner: owner, what: what, cause: cause)
+        }
     }
 
     // MARK: Ducking
 
     /// Lowers the main stream to ``mainVolume`` × the policy's duck level while the lease lives.
     /// Ducks stack without compounding; the last one released restores the host's current volume.
+    ///
+    /// A request beyond the unit's limits that the policy refuses returns a lease that is already
+    /// released, with a `requestRejected` event; use ``duck(_:)`` to get the error thrown.
     public func duck(owner: String) -> DuckLease {
-        makeDuck(owner: owner, style: .duck(level: nil))
+        duckOrLog(DuckRequest(owner: owner))
     }
 
     /// Lowers the main stream to ``mainVolume`` × `level` while the lease lives. With several ducks
     /// the lowest level applies.
     ///
     /// - Throws: ``SessionError`` with code `invalidValue` if `level` is not a finite number from 0
-    ///   through 1; no duck is made.
+    ///   through 1, or `limitExceeded` if the unit's limits refuse it; no duck is made.
     public func duck(owner: String, level: Float) throws(SessionError) -> DuckLease {
-        do {
-            try SessionError.checkUnitInterval(level, name: "duck level")
+        try duck(DuckRequest(owner: owner, style: .duck(level: level)))
+    }
+
+    /// Pauses the main stream instead of ducking it while the lease lives. It resumes when the last
+    /// such lease goes, unless the host paused it itself in the meantime. A unit that may not pause
+    /// the main stream gets a duck instead, or an already released lease, as its limits say.
+    public func pauseMain(owner: String) -> DuckLease {
+        duckOrLog(DuckRequest(owner: owner, style: .pause))
+    }
+
+    /// Asks for the main stream to be ducked, paused, or ducked while a stream or the microphone is
+    /// active (``DuckStyle/followActivity(_:level:)``), within the unit's limits
+    /// (``SessionPolicy/limits(for:)``), optionally with a deadline after which the request is released
+    /// as if its holder had.
+    ///
+    /// - Throws: ``SessionError`` with code `invalidValue` for a level outside 0 through 1 or a hold
+    ///   that is not positive, `unknownStream` for activity of a stream that is not open, or
+    ///   `limitExceeded` when the unit's limits refuse the request; nothing held changes.
+    public func duck(_ request: DuckRequest) throws(SessionError) -> DuckLease {
+        do throws(SessionError) {
+            if case .some(let level?) = request.style.requestedLevel {
+                try SessionError.checkUnitInterval(level, name: "duck level")
+            }
+            if let hold = request.maximumHold, hold <= .zero {
+                throw SessionError.invalidValue(
+                    "maximumHold", Double(hold.components.seconds), fix: "give a positive duration, or nil")
+            }
         } catch {
             reject(error)
             throw error
         }
-        return makeDuck(owner: owner, style: .duck(level: level))
-    }
-
-    /// Pauses the main stream instead of ducking it while the lease lives. It resumes when the last
-    /// such lease goes, unless the host paused it itself in the meantime.
-    public func pauseMain(owner: String) -> DuckLease {
-        makeDuck(owner: owner, style: .pause)
-    }
-
-    private func makeDuck(owner: String, style: DuckStyle) -> DuckLease {
-        let id = lane.withLock { lane -> LeaseID in
-            let (id, effects) = state.withLock { $0.duck(owner: owner, style: style, at: .now) }
+        let (result, info) = lane.withLock { lane -> (Result<LeaseID, SessionError>, DuckInfo?) in
+            let (result, effects, info) = state.withLock { state in
+                let (result, effects) = state.duck(request, at: .now)
+                return (result, effects, (try? result.get()).flatMap { state.duckInfo($0) })
+            }
+            if case .success(let id) = result { notify(.duck(request, lease: id), &lane) }
             perform(effects, &lane)
-            return id
+            return (result, info)
         }
         drain()
-        return DuckLease(id: id, style: style, owner: owner, session: self)
+        switch result {
+        case .success(let id):
+            if let deadline = info?.deadline { scheduleExpiry(at: deadline) }
+            return DuckLease(id: id, style: info?.style ?? request.style, owner: request.owner, session: self)
+        case .failure(let error):
+            logger.error("duck refused", metadata: ["owner": "\(request.owner)", "error": "\(error)"])
+            throw error
+        }
+    }
+
+    private func duckOrLog(_ request: DuckRequest) -> DuckLease {
+        do {
+            return try duck(request)
+        } catch {
+            return DuckLease(refused: request, session: self)
+        }
     }
 
     func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
-        let released = run { $0.releaseDuck(id, dropped: dropped) }
+        let released = run(.releaseDuck(id, dropped: dropped)) { $0.releaseDuck(id, dropped: dropped) }
         if dropped, released {
             logger.warning("duck lease dropped without release()", metadata: ["owner": "\(owner)", "lease": "\(id)"])
         }
@@ -243,35 +309,35 @@ public final class SharedSession: Sendable {
             reject(error)
             throw error
         }
-        run { $0.setHostVolume(volume) }
+        run(.setMainVolume(volume)) { $0.setHostVolume(volume) }
     }
 
     /// The host presses play: the main stream plays unless an interruption is in progress or a pause
     /// request came after this call. Also lifts an interruption whose end never came.
     public func play() {
-        run { $0.play() }
+        run(.play) { $0.play() }
     }
 
     /// The host presses pause. Nothing resumes the main stream until the host plays again.
     public func pause() {
-        run { $0.pause() }
+        run(.pause) { $0.pause() }
     }
 
     /// Suspends rendering by hand (Wwise's `Suspend`). With `renderAnyway` the sources keep running
     /// and only the output is muted, so playback does not fall behind.
     public func suspend(renderAnyway: Bool = false) {
-        run { $0.suspend(renderAnyway: renderAnyway) }
+        run(.suspend(renderAnyway: renderAnyway)) { $0.suspend(renderAnyway: renderAnyway) }
     }
 
     /// Ends a ``suspend(renderAnyway:)`` (Wwise's `WakeupFromSuspend`).
     public func wakeFromSuspend() {
-        run { $0.wakeFromSuspend() }
+        run(.wakeFromSuspend) { $0.wakeFromSuspend() }
     }
 
     /// Applies a platform event: an interruption, a route change, the app's lifecycle, other apps'
     /// audio.
     public func handle(_ event: SystemEvent) {
-        let applied = run { state in
+        let applied = run(.system(event)) { state in
             let (applied, effects) = state.handle(event)
             return (applied, effects)
         }
@@ -326,8 +392,10 @@ public final class SharedSession: Sendable {
                         id, descriptor: descriptor, source: source, gain: target.gain, paused: target.paused)
                 } catch {
                     state.withLock { $0.streamOpenFailed(id) }
+                    notify(.openStreamRefused(descriptor, message: error.message), &lane)
                     throw error
                 }
+                notify(.openStream(descriptor, owner: owner, volume: volume, isMain: isMain, stream: id), &lane)
                 perform(state.withLock { $0.streamOpened(id, at: target) }, &lane)
                 return id
             }
@@ -340,7 +408,7 @@ public final class SharedSession: Sendable {
     }
 
     func closeStream(_ id: StreamID) {
-        run { $0.removeStream(id) }
+        run(.closeStream(id)) { $0.removeStream(id) }
     }
 
     func setStreamVolume(_ id: StreamID, _ volume: Float) throws(SessionError) {
@@ -350,7 +418,7 @@ public final class SharedSession: Sendable {
             reject(error)
             throw error
         }
-        let found = run { state in
+        let found = run(.setStreamVolume(id, volume)) { state in
             let (found, effects) = state.setStreamVolume(id, volume)
             return (found, effects)
         }
@@ -368,7 +436,8 @@ public final class SharedSession: Sendable {
     /// stream. Nothing reaches the engine afterwards (a live duck writes no further gain). Leases
     /// still held become no-ops.
     public func close() {
-        run { $0.close() }
+        expiry.withLock { $0.closed = true }
+        run(.close) { $0.close() }
         let subscribers = delivery.withLock { delivery in
             defer { delivery.subscribers.removeAll() }
             return Array(delivery.subscribers.values)
@@ -384,7 +453,61 @@ public final class SharedSession: Sendable {
                 "engine reported an out-of-range external volume; ignored", metadata: ["volume": "\(volume)"])
             return
         }
-        run { $0.handleEngineEvent(event) }
+        run(.engine(event)) { $0.handleEngineEvent(event) }
+    }
+
+    // MARK: Deadlines
+
+    /// Wakes up at `deadline` to release the ducks due then, unless an earlier wake-up is set. A
+    /// later wake-up that finds an earlier one set does nothing; one that finds nothing due (its duck
+    /// was released in time) sets the next.
+    private func scheduleExpiry(at deadline: ContinuousClock.Instant) {
+        let schedule = expiry.withLock { expiry -> Bool in
+            if let scheduled = expiry.scheduled, scheduled <= deadline { return false }
+            expiry.scheduled = deadline
+            return true
+        }
+        guard schedule else { return }
+        let wait = max(.zero, deadline - .now)
+        let nanoseconds =
+            Int(wait.components.seconds) * 1_000_000_000 + Int(wait.components.attoseconds / 1_000_000_000)
+        // A microsecond late rather than early, so the deadline has passed by the clock when it runs.
+        Self.deadlineQueue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds + 1000)) { [weak self] in
+            self?.expireDue(scheduled: deadline)
+        }
+    }
+
+    private func expireDue(scheduled: ContinuousClock.Instant) {
+        let current = expiry.withLock { expiry -> Bool in
+            guard expiry.scheduled == scheduled, !expiry.closed else { return false }
+            expiry.scheduled = nil
+            return true
+        }
+        guard current else { return }
+        let next = run(.expireDeadlines) { state in
+            let effects = state.expire(at: .now)
+            return (state.nextDeadline, effects)
+        }
+        if let next { scheduleExpiry(at: next) }
+    }
+
+    // MARK: Recording
+
+    /// Starts telling `observer` every input that reaches the session (see ``SessionInput``), until
+    /// ``removeInputObserver(_:)``. The session holds it strongly meanwhile.
+    public func addInputObserver(_ observer: any SessionInputObserver) {
+        lane.withLock { $0.observers[ObjectIdentifier(observer)] = observer }
+    }
+
+    /// Stops telling `observer` the session's inputs.
+    public func removeInputObserver(_ observer: any SessionInputObserver) {
+        _ = lane.withLock { $0.observers.removeValue(forKey: ObjectIdentifier(observer)) }
+    }
+
+    private func notify(_ input: SessionInput, _ lane: inout Lane) {
+        guard !lane.observers.isEmpty else { return }
+        let now = ContinuousClock.now
+        for observer in lane.observers.values { observer.session(self, received: input, at: now) }
     }
 
     // MARK: The three steps: mutate, perform, deliver
@@ -393,13 +516,16 @@ public final class SharedSession: Sendable {
     /// the lane, so concurrent callers' effects reach the engine in the order of their changes, but
     /// with the state unlocked, so snapshots never wait for the engine), then delivers the events.
     @discardableResult
-    private func run(_ body: (inout SessionState) -> [SessionEffect]) -> Bool {
-        run { state in (true, body(&state)) }
+    private func run(_ input: SessionInput, _ body: (inout SessionState) -> [SessionEffect]) -> Bool {
+        run(input) { state in (true, body(&state)) }
     }
 
-    private func run<R: Sendable>(_ body: (inout SessionState) -> (R, [SessionEffect])) -> R {
+    private func run<R: Sendable>(
+        _ input: SessionInput, _ body: (inout SessionState) -> (R, [SessionEffect])
+    ) -> R {
         let result = lane.withLock { lane -> R in
             let (result, effects) = state.withLock { state in body(&state) }
+            notify(input, &lane)
             perform(effects, &lane)
             return result
         }
@@ -408,7 +534,7 @@ public final class SharedSession: Sendable {
     }
 
     private func reject(_ error: SessionError) {
-        run { $0.noteRejected(error) }
+        run(.rejected(error)) { $0.noteRejected(error) }
     }
 
     /// Performs effects in order; an activation's or a capture's outcome goes back into the state,
@@ -426,19 +552,23 @@ public final class SharedSession: Sendable {
             case .activate(let configuration):
                 do {
                     try engine.activate(configuration)
+                    notify(.activationOutcome(configuration, refused: nil), &lane)
                     queue += state.withLock { $0.activationSucceeded() }
                 } catch {
                     logger.error(
                         "engine refused configuration",
                         metadata: ["configuration": "\(configuration)", "error": "\(error.message)"])
+                    notify(.activationOutcome(configuration, refused: error.message), &lane)
                     queue += state.withLock { $0.activationFailed(error) }
                 }
             case .startCapture:
                 do {
                     try engine.startCapture(into: voiceInput)
+                    notify(.captureOutcome(refused: nil), &lane)
                     queue += state.withLock { $0.captureStarted() }
                 } catch {
                     logger.error("voice capture refused", metadata: ["error": "\(error.message)"])
+                    notify(.captureOutcome(refused: error.message), &lane)
                     queue += state.withLock { $0.captureFailed(error) }
                 }
             default:
@@ -464,6 +594,23 @@ public final class SharedSession: Sendable {
         case .setSuspended(let suspended): engine.setSuspended(suspended)
         case .setGain(let id, let gain, let ramp): lane.controls[id]?.setGain(gain, ramp: ramp)
         case .setPaused(let id, let paused): lane.controls[id]?.setPaused(paused)
+        case .setActivityDuck(let id, let gain, let sources):
+            var meters: [ActivityMeter] = []
+            let voice = policy.voiceActivity
+            for source in sources {
+                let meter: ActivityMeter?
+                switch source {
+                case .stream(let followed): meter = lane.controls[followed]?.activityMeter()
+                case .voiceInput: meter = voiceInput.activity
+                }
+                guard let meter else { continue }
+                meter.configure(
+                    threshold: voice.linearThreshold, holdFrames: engine.format.frames(in: voice.hold))
+                lane.meters[ObjectIdentifier(meter)] = meter
+                meters.append(meter)
+            }
+            lane.controls[id]?.setActivityDuck(
+                gain: gain, following: meters, attack: voice.attack, release: voice.release)
         case .closeStream(let id):
             engine.closeStream(id)
             lane.controls[id] = nil

@@ -98,6 +98,9 @@ final class EventLog: SharedSessionDelegate {
         case .reconnected(let attempts, let downtime): ("reconnected", "after \(attempts) attempts, \(downtime)")
         case .quantumChanged(let frames): ("render quantum", "\(frames) frames")
         case .requestRejected(let error): ("request REJECTED", "\(error)")
+        case .limitApplied(let owner, let limit): ("limit applied", "\(owner): \(limit)")
+        case .duckExpired(let duck): ("duck EXPIRED", "\(duck.id) of \(duck.owner) at its deadline")
+        case .unitReleased(let owner, let reason): ("unit released", "\(owner): \(reason)")
         case .closed: ("session closed", "")
         }
     }

@@ -1,0 +1,237 @@
+import SharedSession
+import SharedSessionTesting
+import Testing
+
+/// The host stays in charge of the units it embeds: limits per unit, exempt streams, ducks that
+/// cannot be forgotten, and "who is ducking the movie, since when" in one look. Levels are measured in
+/// what the offline engine rendered.
+@Suite("The host stays in charge")
+struct HostControlTests {
+    static func policy(
+        limits: [String: UnitLimits] = [:], defaultLimits: UnitLimits = .unlimited
+    ) throws -> SessionPolicy {
+        try SessionPolicy(unitLimits: limits, defaultUnitLimits: defaultLimits)
+    }
+
+    /// Waits up to `timeout` for `condition`, checking every 5 ms.
+    static func waitFor(_ timeout: Duration = .seconds(3), _ condition: () -> Bool) async throws -> Bool {
+        let end = ContinuousClock.now + timeout
+        while ContinuousClock.now < end {
+            if condition() { return true }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return condition()
+    }
+
+    @Test("a duck deeper than the unit's limit is granted at the limit, and the event names the limit")
+    func deepDuckGrantedAtLimit() throws {
+        let scene = try OfflineScene(
+            policy: Self.policy(limits: ["feed": try UnitLimits(deepestDuckLevel: 0.25)]), signal: .constant)
+        let events = RecordingDelegate()
+        scene.session.delegate = events
+        let duck = try scene.session.duck(owner: "feed", level: 0.01)
+        let stem = try scene.renderMain(milliseconds: 300)
+        #expect(abs(Measure.decibels(stem.last!) - Measure.decibels(0.5 * 0.25)) < 0.1)
+        #expect(events.kinds.contains(.limitApplied(owner: "feed", limit: .deepestDuckLevel(0.25))))
+        #expect(duck.style == .duck(level: 0.25))
+        #expect(scene.session.snapshot.ducks.first?.appliedLimits == [.deepestDuckLevel(0.25)])
+        // Another unit is not limited.
+        let other = try scene.session.duck(owner: "party", level: 0.05)
+        let deeper = try scene.renderMain(milliseconds: 300)
+        #expect(abs(Measure.decibels(deeper.last!) - Measure.decibels(0.5 * 0.05)) < 0.1)
+        other.release()
+        duck.release()
+    }
+
+    @Test("a policy that refuses: the duck throws limitExceeded naming the limit; nothing held changes")
+    func refusedDuck() throws {
+        let limits = try UnitLimits(deepestDuckLevel: 0.25, mayPauseMain: false, excess: .refuse)
+        let scene = try OfflineScene(policy: Self.policy(defaultLimits: limits), signal: .constant)
+        let events = RecordingDelegate()
+        scene.session.delegate = events
+        let held = try scene.session.duck(owner: "feed", level: 0.5)
+        let error = #expect(throws: SessionError.self) { try scene.session.duck(owner: "feed", level: 0.1) }
+        #expect(error?.code == .limitExceeded)
+        #expect(error?.message.contains("deepest duck level 0.25") == true)
+        let pause = scene.session.pauseMain(owner: "feed")
+        #expect(!pause.isHeld)
+        #expect(events.kinds.filter { if case .requestRejected = $0 { true } else { false } }.count == 2)
+        let stem = try scene.renderMain(milliseconds: 300)
+        #expect(abs(Measure.decibels(stem.last!) - Measure.decibels(0.25)) < 0.1, "only the 0.5 duck applies")
+        #expect(scene.session.snapshot.ducks.map(\.id) == [held.id])
+        #expect(!scene.session.snapshot.isMainPaused)
+        pause.release()
+        held.release()
+    }
+
+    @Test("a unit that may not pause the main gets a duck instead: the movie keeps playing, lowered")
+    func pauseBecomesDuck() throws {
+        let scene = try OfflineScene(
+            policy: Self.policy(limits: ["notifications": try UnitLimits(mayPauseMain: false)]), signal: .constant)
+        let events = RecordingDelegate()
+        scene.session.delegate = events
+        let lease = scene.session.pauseMain(owner: "notifications")
+        let stem = try scene.renderMain(milliseconds: 300)
+        #expect(!scene.session.snapshot.isMainPaused)
+        #expect(abs(Measure.decibels(stem.last!) - Measure.decibels(0.05)) < 0.1)
+        #expect(events.kinds.contains(.limitApplied(owner: "notifications", limit: .mayNotPauseMain)))
+        lease.release()
+    }
+
+    @Test("a unit that may not take voice gets a generic session, or a refusal, as the policy says")
+    func voiceLimit() throws {
+        let engine = RecordingEngine()
+        let lenient = SharedSession(
+            engine: engine, policy: try Self.policy(limits: ["feed": try UnitLimits(mayTakeVoice: false)]))
+        let events = RecordingDelegate()
+        lenient.delegate = events
+        let lease = try lenient.acquire(.voice, owner: "feed")
+        #expect(lease.type == .generic)
+        #expect(engine.activeConfiguration == .generic)
+        #expect(!engine.isCapturing)
+        #expect(events.kinds.contains(.limitApplied(owner: "feed", limit: .mayNotTakeVoice)))
+        lease.release()
+
+        let strict = SharedSession(
+            engine: RecordingEngine(),
+            policy: try Self.policy(defaultLimits: try UnitLimits(mayTakeVoice: false, excess: .refuse)))
+        let held = try strict.acquire(.generic, owner: "feed")
+        let error = #expect(throws: SessionError.self) { try strict.acquire(.voice, owner: "feed") }
+        #expect(error?.code == .limitExceeded)
+        #expect(strict.snapshot.leases.map(\.id) == [held.id])
+        #expect(strict.snapshot.activeConfiguration == .generic)
+        held.release()
+    }
+
+    @Test("an exempt main stream is never ducked or paused by a unit; the event says it was exempt")
+    func exemptStream() throws {
+        let engine = OfflineEngine()
+        let session = SharedSession(engine: engine)
+        let events = RecordingDelegate()
+        session.delegate = events
+        let ringback = try session.openMainStream(
+            StreamDescriptor(name: "ringback", role: .notification, isExempt: true),
+            source: try PCMBufferSource(samples: [0.5, 0.5], loops: true))
+        let duck = session.duck(owner: "feed")
+        let pause = session.pauseMain(owner: "party")
+        let stem = try engine.render(duration: .milliseconds(300)).stems[ringback.id] ?? []
+        #expect(stem.allSatisfy { $0 == 0.5 })
+        #expect(!session.snapshot.isMainPaused)
+        #expect(events.kinds.contains(.limitApplied(owner: "feed", limit: .exemptStream(ringback.id))))
+        #expect(events.kinds.contains(.limitApplied(owner: "party", limit: .exemptStream(ringback.id))))
+        // The host's own volume still applies.
+        try session.setMainVolume(0.5)
+        let lowered = try engine.render(duration: .milliseconds(500)).stems[ringback.id] ?? []
+        #expect(abs(lowered.last! - 0.25) < 1e-6)
+        duck.release()
+        pause.release()
+    }
+
+    @Test("a duck with a deadline is released at it, with an event naming the unit; the late release is harmless")
+    func deadlineReleases() async throws {
+        let scene = try OfflineScene(signal: .constant)
+        let events = RecordingDelegate()
+        scene.session.delegate = events
+        let duck = try scene.session.duck(DuckRequest(owner: "feed", maximumHold: .milliseconds(150)))
+        let deadline = try #require(scene.session.snapshot.ducks.first?.deadline)
+        let expired = try await Self.waitFor {
+            events.kinds.contains { if case .duckExpired(let info) = $0 { info.owner == "feed" } else { false } }
+        }
+        #expect(expired)
+        #expect(ContinuousClock.now >= deadline)
+        #expect(scene.session.snapshot.ducks.isEmpty)
+        #expect(!scene.session.snapshot.isDucked)
+        let expiry = events.events.first { if case .duckExpired = $0.kind { true } else { false } }
+        #expect(expiry?.cause == .duckLease(duck.id, owner: "feed"))
+        if case .duckExpired(let info)? = expiry?.kind { #expect(info.deadline == deadline) }
+        let stem = try scene.renderMain(milliseconds: 600)
+        #expect(abs(stem.last! - 0.5) < 1e-6, "restored after the deadline")
+        let before = events.events.count
+        duck.release()
+        #expect(events.events.count == before, "the holder's release after the deadline changes nothing")
+    }
+
+    @Test("a unit's maximum hold puts a deadline on every duck it makes, shorter than its own")
+    func maximumHold() async throws {
+        let policy = try Self.policy(limits: ["sdk": try UnitLimits(maximumHold: .milliseconds(100))])
+        let session = SharedSession(engine: RecordingEngine(), policy: policy)
+        let events = RecordingDelegate()
+        session.delegate = events
+        let forgotten = session.pauseMain(owner: "sdk")
+        let own = try session.duck(DuckRequest(owner: "sdk", maximumHold: .milliseconds(50)))
+        let ducks = session.snapshot.ducks
+        #expect(ducks.count == 2)
+        #expect(ducks[0].appliedLimits == [.maximumHold(.milliseconds(100))])
+        #expect(ducks[1].appliedLimits == [], "its own 50 ms is within the limit")
+        let released = try await Self.waitFor { session.snapshot.ducks.isEmpty }
+        #expect(released)
+        #expect(!session.snapshot.isMainPaused)
+        let expired = events.kinds.compactMap { if case .duckExpired(let info) = $0 { info.id } else { nil } }
+        #expect(expired == [own.id, forgotten.id])
+        forgotten.release()
+        own.release()
+    }
+
+    @Test("the snapshot says who is ducking the movie, since when, and until when")
+    func duckReport() throws {
+        let session = SharedSession(engine: RecordingEngine())
+        let duck = try session.duck(DuckRequest(owner: "watch-party", maximumHold: .seconds(60)))
+        let snapshot = session.snapshot
+        let info = try #require(snapshot.ducks.first)
+        #expect(info.owner == "watch-party")
+        #expect(snapshot.age(of: info) >= .zero)
+        #expect(try #require(snapshot.timeLeft(of: info)) <= .seconds(60))
+        #expect(snapshot.duckReport.count == 1)
+        #expect(snapshot.duckReport[0].hasPrefix("watch-party: duck, held "))
+        #expect(snapshot.duckReport[0].contains("released in"))
+        duck.release()
+    }
+
+    @Test("a torn-down unit gives back everything it held, with one event naming it")
+    func tearDown() throws {
+        let scene = try OfflineScene(signal: .constant)
+        let events = RecordingDelegate()
+        scene.session.delegate = events
+        let bridge = OverlayAudioBridge(session: scene.session, owner: "feed")
+        try bridge.prepareAudioSession(for: .voice)
+        bridge.requestAudioDucking()
+        bridge.requestAudioDucking()
+        bridge.tearDown()
+        let snapshot = scene.session.snapshot
+        #expect(snapshot.leases.isEmpty)
+        #expect(snapshot.ducks.isEmpty)
+        #expect(!snapshot.isActive)
+        #expect(bridge.heldCounts == (0, 0, 0))
+        #expect(events.kinds.filter { $0 == .unitReleased(owner: "feed", reason: "torn down by the host") }.count == 1)
+        // The SDK's late undo calls are ignored, never negative.
+        bridge.disableAudioDucking()
+        bridge.disableAudioSession(for: .voice)
+        #expect(scene.session.snapshot.leases.isEmpty)
+        let stem = try scene.renderMain(milliseconds: 600)
+        #expect(abs(stem.last! - 0.5) < 1e-6)
+    }
+
+    @Test("a unit whose SDK object went away is released by the bridge that watched it")
+    func watchedUnitGoesAway() async throws {
+        final class FeedSDK {}
+        let session = SharedSession(engine: RecordingEngine())
+        let events = RecordingDelegate()
+        session.delegate = events
+        let bridge = OverlayAudioBridge(session: session, owner: "feed")
+        var sdk: FeedSDK? = FeedSDK()
+        bridge.watch(sdk!, every: .milliseconds(10))
+        try bridge.prepareAudioSession(for: .generic)
+        bridge.requestAudioDucking()
+        #expect(session.snapshot.isDucked)
+        sdk = nil
+        let released = try await Self.waitFor {
+            events.kinds.contains { kind in
+                if case .unitReleased("feed", let reason) = kind { reason.contains("FeedSDK") } else { false }
+            }
+        }
+        #expect(released)
+        #expect(!session.snapshot.isDucked)
+        #expect(session.snapshot.leases.isEmpty)
+        _ = sdk
+    }
+}
