@@ -63,8 +63,10 @@ struct Measurements {
                     measured[name] = level
                 }
             }
+            let gap = playback.recordingGap(inSceneFrames: max(0, end - markWindow)..<end)
             return SceneRun.MarkReading(
-                time: mark.time, label: label, line: mark.cue.line, expected: expected, measured: measured)
+                time: mark.time, label: label, line: mark.cue.line, expected: expected, measured: measured,
+                recordingGap: gap)
         }
     }
 

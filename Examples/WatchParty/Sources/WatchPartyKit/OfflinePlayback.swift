@@ -31,4 +31,6 @@ final class OfflinePlayback: ScenePlayback {
     }
 
     func mixFrame(ofSceneFrame frame: Int) -> Int { frame }
+
+    func recordingGap(inSceneFrames frames: Range<Int>) -> Int { 0 }
 }

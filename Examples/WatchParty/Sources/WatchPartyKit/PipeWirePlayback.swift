@@ -32,6 +32,8 @@ final class PipeWirePlayback: ScenePlayback {
         var lag: Double = 0
         /// Recording frame at each step's end, by the scene frame it ends at.
         var stepEnds: [Int: Int] = [:]
+        /// Steps in which the recording lost (or gained) more than the jitter: scene frames and frames lost.
+        var gaps: [(steps: Range<Int>, frames: Int)] = []
         /// The `clock.force-quantum` now set; 0 lets the graph choose.
         var forcedQuantum = 0
     }
@@ -122,6 +124,7 @@ final class PipeWirePlayback: ScenePlayback {
         // Beyond a graph quantum and 10 ms: less is the jitter of timing the writes (with a cue every
         // half second, steps read ±1 quantum back and forth that cancel out over the scene).
         if abs(newlyLost) > Self.graphQuantum + Int(rate) / 100 {
+            state.withLock { $0.gaps.append((end - quanta * quantum..<end, newlyLost)) }
             note(
                 String(
                     format: "the recording %@ %d frames (%.1f ms) during this step, %d in all; "
@@ -155,10 +158,18 @@ final class PipeWirePlayback: ScenePlayback {
         return scene
     }
 
-    func mixFrame(ofSceneFrame frame: Int) -> Int {
-        // The step end at or before the frame places it; within a step the recording ran at the rate.
+    func recordingGap(inSceneFrames frames: Range<Int>) -> Int {
         state.withLock { state in
-            guard let end = state.stepEnds.keys.filter({ $0 <= frame }).max(), let recorded = state.stepEnds[end]
+            state.gaps.filter { $0.steps.overlaps(frames) }.reduce(0) { $0 + abs($1.frames) }
+        }
+    }
+
+    func mixFrame(ofSceneFrame frame: Int) -> Int {
+        // The nearest step end places the frame (a mark just before a cue is placed by that cue's step
+        // end, measured from the writes just before it); between the two the recording ran at the rate.
+        state.withLock { state in
+            guard let end = state.stepEnds.keys.min(by: { abs($0 - frame) < abs($1 - frame) }),
+                let recorded = state.stepEnds[end]
             else { return frame }
             return recorded - state.startFrame + (frame - end)
         }

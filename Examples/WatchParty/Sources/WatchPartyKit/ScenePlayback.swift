@@ -27,4 +27,9 @@ protocol ScenePlayback: AnyObject, Sendable {
     /// Where scene frame `frame` lies in the mix `finish` returned: the same frame offline; on a
     /// sound server, placed by the recording's own timing, which can drop frames.
     func mixFrame(ofSceneFrame frame: Int) -> Int
+
+    /// Frames the mix lost or gained beyond timing jitter in the steps that overlap `frames` of scene
+    /// time: 0 offline; on a sound server, where a loaded machine starved the graph or the recorder, so
+    /// a level read there may not be what was played.
+    func recordingGap(inSceneFrames frames: Range<Int>) -> Int
 }

@@ -166,6 +166,9 @@ public struct SceneRun: Sendable {
         public let expected: [String: Double?]
         /// What was measured, by stream name (nil: silence); streams that could not be measured are absent.
         public let measured: [String: Double?]
+        /// Frames the recording lost around the mark (PipeWire on a loaded machine); 0 offline. A level
+        /// off its expectation there says more about the recording than about the session.
+        public let recordingGap: Int
     }
 }
 
