@@ -87,6 +87,27 @@ import Testing
         #expect(run.marks.allSatisfy { !$0.expected.isEmpty })
     }
 
+    @Test func aLevelOffWhereTheRecordingLostFramesIsShownButNotCounted() throws {
+        let scene = try Scene.parse(
+            SceneReaderTests.scene([#"{ "at": 1, "mark": "m", "expect": { "movie": -14 } }"#]), path: "t.json")
+        func run(gap: Int) -> SceneRun {
+            let mark = SceneRun.MarkReading(
+                time: 1, label: "m", line: 5, expected: ["movie": -14], measured: ["movie": -20], recordingGap: gap)
+            return SceneRun(
+                scene: scene, engine: "test", mix: [], tracks: [], markers: [], lanes: [], marks: [mark], events: [],
+                decoding: [], underruns: [:], duration: 10, renderSeconds: 1)
+        }
+        var failures = 0
+        let lines = MarkCheck.lines(for: run(gap: 0), tolerance: 0.5, failures: &failures)
+        #expect(failures == 1)
+        #expect(lines.last?.contains("movie -20.00 ✗ expected -14.00") == true)
+        failures = 0
+        let unsure = MarkCheck.lines(for: run(gap: 2048), tolerance: 0.5, failures: &failures)
+        #expect(failures == 0)
+        #expect(unsure.last?.contains("movie -20.00 ? expected -14.00") == true)
+        #expect(unsure.last?.contains("the recording lost 2048 frames") == true)
+    }
+
     @Test func aLevelOffByMoreThanTheToleranceFails() {
         #expect(MarkCheck.matches(-13.95, -13.98, tolerance: 0.1))
         #expect(!MarkCheck.matches(-13.85, -13.98, tolerance: 0.1))
