@@ -33,7 +33,7 @@ import Synchronization
 /// from the frames it actually rendered, not from what was decoded: it stops while the source is
 /// paused, while the session pauses or suspends the stream, and during an underrun, and jumps with
 /// a seek or a loop. The engine plays a delivered frame after its own output latency (a quantum or
-/// two on PipeWire); a host that wants the time at the speaker adds that.
+/// two on PipeWire); a host that wants the media time at the speaker subtracts that latency.
 ///
 /// ## FFmpeg's log
 /// The first source made sets FFmpeg's process-wide log level to quiet if it is still FFmpeg's

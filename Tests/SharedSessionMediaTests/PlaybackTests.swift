@@ -125,7 +125,7 @@ struct PlaybackTests {
         try source.seek(to: .milliseconds(1500))
         // Paced like a sound server (a 256-frame quantum every 5.3 ms), never waiting for the decoder.
         var after: [Float] = []
-        for _ in 0..<40 {
+        for _ in 0..<80 {
             after += Listen.render(source, frames: 256, quantum: 256, wait: false)
             Thread.sleep(forTimeInterval: 0.005)
         }
