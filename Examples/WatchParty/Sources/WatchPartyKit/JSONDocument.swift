@@ -68,6 +68,11 @@ struct JSONParser {
 
     init(_ text: String) {
         bytes = Array(text.utf8)
+        // A byte-order mark, as some editors write, is not part of the JSON.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            index = 3
+            lineStart = 3
+        }
     }
 
     /// Parses the whole text as one JSON value.

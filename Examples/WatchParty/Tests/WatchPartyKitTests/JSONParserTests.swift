@@ -24,6 +24,15 @@ import Testing
         if case .string(let text) = members[1].value.value { #expect(text == "xé\n🎬") } else { Issue.record("text") }
     }
 
+    @Test func windowsLineEndingsAndAByteOrderMarkKeepPositionsRight() {
+        do {
+            _ = try JSONParser.parse("\u{FEFF}{\r\n  \"a\": 1,\r\n  \"b\": x\r\n}")
+            Issue.record("a bare x parsed")
+        } catch {
+            #expect(error.position == SourcePosition(line: 3, column: 8))
+        }
+    }
+
     @Test(arguments: [
         ("", 1, 1, "a value"),
         ("{\"a\": }", 1, 7, "a value (an object, array, string, number, true, false or null)"),
