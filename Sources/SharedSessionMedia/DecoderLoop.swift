@@ -16,7 +16,7 @@ final class DecoderLoop: @unchecked Sendable {
         case decoding
         /// The file's frames are all decoded (some may wait in `pending`).
         case endOfData
-        /// Every frame is in the ring and ``PlaybackShared/endIndex`` says where it ends.
+        /// Every frame is in the ring and ``PlaybackShared/endWord`` says where it ends.
         case ended
     }
 
@@ -108,7 +108,8 @@ final class DecoderLoop: @unchecked Sendable {
     /// Does one round of work; false when there was none (ring full, or the file ended).
     private func pump(firstError: inout SessionError?) -> Bool {
         var worked = false
-        if phase != .ended, shared.endIndex.load(ordering: .acquiring) < 0 {
+        let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
+        if phase != .ended, end.heard, end.belongs(to: handledSeek) {
             // The render side ended playback at a loop point (looping was switched off after the
             // decoder had passed it): nothing more to decode until a seek.
             pending.removeAll(keepingCapacity: true)
@@ -146,17 +147,16 @@ final class DecoderLoop: @unchecked Sendable {
             if shared.looping.load(ordering: .relaxed) {
                 restartForLoop()
             } else {
-                shared.endIndex.store(produced, ordering: .releasing)
-                shared.decoderFinished.store(true, ordering: .releasing)
-                phase = .ended
+                publishEnd()
             }
             return true
         case .ended:
             // Looping switched on before the render side reached the end: take the end back.
             let (exchanged, _) =
                 shared.looping.load(ordering: .acquiring)
-                ? shared.endIndex.compareExchange(
-                    expected: produced, desired: Int.max, ordering: .acquiringAndReleasing)
+                ? shared.endWord.compareExchange(
+                    expected: EndWord(seek: handledSeek, index: produced).rawValue,
+                    desired: EndWord(seek: handledSeek, index: nil).rawValue, ordering: .acquiringAndReleasing)
                 : (false, 0)
             guard exchanged else {
                 // (The isLooping setter clears decoderFinished so that waiting hosts wait for this.)
@@ -216,12 +216,17 @@ final class DecoderLoop: @unchecked Sendable {
         }
     }
 
+    /// Every frame is written: says where the file ends, for the seek handled.
+    private func publishEnd() {
+        shared.endWord.store(EndWord(seek: handledSeek, index: produced).rawValue, ordering: .releasing)
+        shared.decoderFinished.store(true, ordering: .releasing)
+        phase = .ended
+    }
+
     private func restartForLoop() {
         if let error = decoder.seek(toSeconds: 0) {
             hub.emit(.decodeError(error))
-            shared.endIndex.store(produced, ordering: .releasing)
-            shared.decoderFinished.store(true, ordering: .releasing)
-            phase = .ended
+            publishEnd()
             return
         }
         pendingMarker = SegmentQueue.Marker(index: produced, mediaFrame: 0, generation: handledSeek)
@@ -267,11 +272,9 @@ final class DecoderLoop: @unchecked Sendable {
         shared.decoderFinished.store(false, ordering: .releasing)
         if let error = decoder.seek(toSeconds: Double(target) / Double(AudioFormat.standard.sampleRate)) {
             hub.emit(.decodeError(error))
-            shared.endIndex.store(produced, ordering: .releasing)
-            shared.decoderFinished.store(true, ordering: .releasing)
-            phase = .ended
+            publishEnd()
         } else {
-            shared.endIndex.store(Int.max, ordering: .releasing)
+            shared.endWord.store(EndWord(seek: generation, index: nil).rawValue, ordering: .releasing)
             phase = .decoding
         }
         // Frames before `produced` are stale; the render side drops them when it sees this seek.

@@ -250,8 +250,16 @@ final class MediaDecoder {
         let target = startTimestamp + Int64((seconds / Self.seconds(timeBase)).rounded(.down))
         var result = av_seek_frame(format, streamIndex, target, Int32(AVSEEK_FLAG_BACKWARD))
         if result < 0 {
-            // Some demuxers only seek by bytes or from the start; try the generic path.
+            // Some demuxers refuse a keyframe seek (FLAC without a seek table near its end): try the
+            // generic path, then any frame before the target, then the start. Frames before the
+            // target are decoded and dropped, so each lands on the same frame, only slower.
             result = avformat_seek_file(format, streamIndex, Int64.min, target, target, 0)
+        }
+        if result < 0 {
+            result = av_seek_frame(format, streamIndex, target, Int32(AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY))
+        }
+        if result < 0 {
+            result = avformat_seek_file(format, streamIndex, Int64.min, startTimestamp, startTimestamp, 0)
         }
         guard result >= 0 else {
             return SessionError.mediaUnreadable(

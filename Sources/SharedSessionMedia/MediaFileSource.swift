@@ -300,10 +300,11 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                 } else if marker.index <= consumed {
                     if !shared.looping.load(ordering: .relaxed) {
                         // Looping was switched off after the decoder had passed this end: end here.
-                        let end = shared.endIndex.load(ordering: .acquiring)
-                        if end >= 0,
-                            shared.endIndex.compareExchange(
-                                expected: end, desired: ~consumed, ordering: .acquiringAndReleasing
+                        let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
+                        if end.belongs(to: seenSeek), !end.heard,
+                            shared.endWord.compareExchange(
+                                expected: end.rawValue, desired: end.heard(at: consumed).rawValue,
+                                ordering: .acquiringAndReleasing
                             ).exchanged
                         {
                             shared.markers.pop()
@@ -323,12 +324,20 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             if !audible {
                 limit = min(limit, Self.fadeFrames(runGain, step: step))
             }
-            let end = shared.endIndex.load(ordering: .acquiring)
-            if end < 0 { break }
-            if end != Int.max {
-                if consumed >= end {
-                    let (exchanged, _) = shared.endIndex.compareExchange(
-                        expected: end, desired: ~end, ordering: .acquiringAndReleasing)
+            let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
+            if !end.belongs(to: seenSeek) {
+                // The decoder has moved to a seek this side has not taken up: stop here and take it up.
+                if !seekPending {
+                    seekPending = true
+                    beginDiscontinuity()
+                }
+                continue
+            }
+            if end.heard { break }
+            if let index = end.index {
+                if consumed >= index {
+                    let (exchanged, _) = shared.endWord.compareExchange(
+                        expected: end.rawValue, desired: end.markedHeard.rawValue, ordering: .acquiringAndReleasing)
                     if exchanged {
                         shared.endsHeard.add(1, ordering: .relaxed)
                         beginDiscontinuity()
@@ -336,7 +345,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                     }
                     continue
                 }
-                limit = min(limit, end &- consumed)
+                limit = min(limit, index &- consumed)
             }
             let count = min(limit, available)
             if count > 0 {

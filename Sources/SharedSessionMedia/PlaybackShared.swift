@@ -32,10 +32,12 @@ final class PlaybackShared: Sendable {
     let discardBefore = Atomic<Int>(0)
     /// The media frame the applied seek starts at.
     let appliedTarget = Atomic<Int>(0)
-    /// The ring index after the file's last frame: `Int.max` while unknown; the render side swaps in
-    /// its bitwise complement (a negative number) when it renders that far, and the decoder swaps
-    /// `Int.max` back only if it did not (looping switched on in time).
-    let endIndex = Atomic<Int>(Int.max)
+    /// Where the file ends, as an ``EndWord``: the ring index after its last frame (or unknown), for
+    /// the seek the decoder had handled, and whether the render side has rendered that far. The
+    /// render side claims the end (sets `heard`) with a compare-exchange, and the decoder takes an
+    /// unheard end back the same way (looping switched on in time); the seek in the word keeps
+    /// either side from acting on an end of a position the other has left.
+    let endWord = Atomic<Int>(EndWord(seek: 0, index: nil).rawValue)
 
     // Decoder thread to control side.
     /// The latest seek (0: the initial fill) whose audio is buffered.

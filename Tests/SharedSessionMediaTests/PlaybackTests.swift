@@ -296,4 +296,20 @@ struct PlaybackTests {
         }
         #expect(received == [.seeked(to: .milliseconds(100)), .endOfStream])
     }
+
+    @Test("a seek close to the end of a FLAC file without a usable seek point still lands")
+    func seekNearTheEnd() async throws {
+        // FFmpeg's FLAC demuxer refuses keyframe seeks in the last tenth of this file; the source falls
+        // back to a seek to any frame (or the start) and drops what precedes the target.
+        let path = try MediaFiles.tone("near-end.flac", frequency: 480, seconds: 1, codec: ["-c:a", "flac"])
+        for milliseconds in [890, 944, 999] {
+            let source = try MediaFileSource(path: path)
+            let recorder = EventRecorder(source)
+            try source.seek(to: .milliseconds(milliseconds))
+            _ = Listen.renderAll(source)
+            try await recorder.waitFor { $0.contains(.endOfStream) }
+            #expect(source.clock == .seconds(1))
+            #expect(!recorder.events.contains { if case .decodeError = $0 { true } else { false } })
+        }
+    }
 }
