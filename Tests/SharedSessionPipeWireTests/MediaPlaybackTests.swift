@@ -52,7 +52,7 @@ extension DaemonTests {
             let counted = rig.engine.processCycles - cycles
 
             let samples = rig.recorder.samples
-            let level = Signal.level(samples, frequency: mainTone, from: start + 480, frames: 9600)
+            let level = meter.toneLevel(samples, frequency: mainTone, frames: window(start + 480, 9600))
             print(
                 "[measure] movie on PipeWire: \(level) dBFS; clock +\(clockAdvance) over \(wall) of wall time; "
                     + "\(movie.underrunCount) underruns; data thread over \(counted) callbacks: "
