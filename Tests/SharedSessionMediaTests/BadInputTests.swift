@@ -129,7 +129,7 @@ struct BadInputTests {
     }
 
     @Test(
-        "damage in the middle is skipped and reported; the rest plays and nothing is garbage",
+        "damage in the middle is dropped and reported; the rest plays and nothing is garbage",
         arguments: ["flac", "ogg", "opus", "mp3"])
     func corruptMiddle(_ fileExtension: String) async throws {
         let codecs = [
