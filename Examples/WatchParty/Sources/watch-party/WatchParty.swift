@@ -82,12 +82,19 @@ struct WatchParty: ParsableCommand {
             view.result(line)
         }
 
-        try WAVFile.write(run.mix, format: .standard, to: output)
-        let base = (output as NSString).deletingPathExtension
+        // Absolute, so the paths printed below can be opened from anywhere.
+        let wav = URL(fileURLWithPath: output).standardizedFileURL
+        let base = wav.deletingPathExtension().path
         let png = base + ".png"
         let svg = base + ".svg"
-        try LevelPlot.write(run, png: png, svg: svg)
-        view.result("wrote \(output): the mix, " + String(format: "%.1f s", run.duration))
+        do {
+            try WAVFile.write(run.mix, format: .standard, to: wav.path)
+            try LevelPlot.write(run, png: png, svg: svg)
+        } catch {
+            FileHandle.standardError.write(Data("watch-party: \(error.message)\n".utf8))
+            throw ExitCode.failure
+        }
+        view.result("wrote \(wav.path): the mix, " + String(format: "%.1f s", run.duration))
         view.result("wrote \(png) and \(svg): each stream's level over time, the cues marked")
         if failures > 0 {
             FileHandle.standardError.write(Data("watch-party: \(failures) level(s) off at the scene's marks\n".utf8))
