@@ -238,7 +238,7 @@ final class MediaDecoder {
         if holdingPacket { return .produced(0) }
         av_packet_unref(packet)
         if sent < 0 {
-            return .failed(damaged("a damaged packet was skipped", sent), fatal: false)
+            return .failed(damaged("a damaged packet was dropped", sent), fatal: false)
         }
         return .produced(0)
     }
