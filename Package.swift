@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "SharedSession", targets: ["SharedSession"]),
         .library(name: "SharedSessionTesting", targets: ["SharedSessionTesting"]),
         .library(name: "SharedSessionPipeWire", targets: ["SharedSessionPipeWire"]),
+        .library(name: "SharedSessionMedia", targets: ["SharedSessionMedia"]),
         .executable(name: "watch-party", targets: ["WatchParty"]),
     ],
     dependencies: [
@@ -50,15 +51,60 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "WatchParty",
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]
+        ),
+        .target(
+            name: "CFFmpegShim",
+            dependencies: ["CFFmpeg"]
+        ),
+        .target(
+            name: "SharedSessionMedia",
+            dependencies: ["SharedSession", "CFFmpegShim"],
+            swiftSettings: strict
+        ),
+        // The watch-party example: a thin executable over a library of its own (scenes, live view,
+        // plot), which its tests use. Cairo (libcairo2-dev, installed by Scripts/install) draws the
+        // plot; only the example links it.
+        .systemLibrary(
+            name: "CCairo",
+            path: "Examples/WatchParty/Sources/CCairo",
+            pkgConfig: "cairo",
+            providers: [.apt(["libcairo2-dev"])]
+        ),
+        .target(
+            name: "WatchPartyKit",
             dependencies: [
                 "SharedSession",
                 "SharedSessionPipeWire",
+                "SharedSessionMedia",
+                "CCairo",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/WatchParty/Sources/WatchPartyKit",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "WatchParty",
+            dependencies: [
+                "WatchPartyKit",
+                "SharedSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Examples/WatchParty",
+            path: "Examples/WatchParty/Sources/watch-party",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WatchPartyKitTests",
+            dependencies: [
+                "WatchPartyKit",
+                "SharedSession",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/WatchParty/Tests/WatchPartyKitTests",
             swiftSettings: strict
         ),
         .target(
@@ -81,7 +127,15 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedSessionPipeWireTests",
-            dependencies: ["SharedSession", "SharedSessionPipeWire", "SharedSessionTesting", "CRealtimeProbe"],
+            dependencies: [
+                "SharedSession", "SharedSessionPipeWire", "SharedSessionMedia", "SharedSessionTesting",
+                "CRealtimeProbe",
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SharedSessionMediaTests",
+            dependencies: ["SharedSession", "SharedSessionMedia", "CRealtimeProbe"],
             swiftSettings: strict
         ),
     ]

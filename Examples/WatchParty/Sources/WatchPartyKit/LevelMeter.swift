@@ -56,6 +56,25 @@ enum LevelMeter {
         return 20 * log10(rms)
     }
 
+    /// RMS of frames `start..<end` of interleaved `samples` in the same dB, `nil` for silence or an
+    /// empty window. Frames past the end of `samples` count as silence.
+    static func rmsDBFS(of samples: [Float], frames range: Range<Int>, channels: Int) -> Double? {
+        let lower = max(0, range.lowerBound) * channels
+        let upper = max(0, range.upperBound) * channels
+        guard upper > lower else { return nil }
+        var sum: Double = 0
+        var index = lower
+        let available = min(upper, samples.count)
+        while index < available {
+            let sample = Double(samples[index])
+            sum += sample * sample
+            index += 1
+        }
+        let rms = (sum / Double(upper - lower)).squareRoot()
+        guard rms > 1e-6 else { return nil }
+        return 20 * log10(rms)
+    }
+
     /// A level as the timeline prints it.
     static func format(_ level: Double?) -> String {
         guard let level else { return "silent" }
