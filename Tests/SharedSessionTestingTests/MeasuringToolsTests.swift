@@ -164,3 +164,24 @@ struct EventLogTests {
         #expect(log.kinds.last == .closed)
     }
 }
+
+extension LevelMeterTests {
+    @Test("partialsLevel reads several tones of a mix together; rmsOfAllChannels reads every channel")
+    func partialsAndAllChannels() {
+        let meter = LevelMeter()
+        var samples: [Float] = []
+        for frame in 0..<4800 {
+            let time = Double(frame) / 48_000
+            let left = 0.5 * sin(2 * Double.pi * 1000 * time) + 0.25 * sin(2 * Double.pi * 3000 * time)
+            samples += [Float(left), 0]
+        }
+        // Power A²/2 per partial, averaged over the two channels (the right one is silent).
+        let expected = 20 * log10(((0.5 * 0.5 / 2 + 0.25 * 0.25 / 2) / 2).squareRoot())
+        #expect(abs(meter.partialsLevel(samples, frequencies: [1000, 3000]) - expected) < 0.01)
+        #expect(
+            abs(meter.partialsLevel(samples, frequencies: [1000]) - 20 * log10((0.5 * 0.5 / 4).squareRoot())) < 0.01)
+        let constant = [Float](repeating: 0.5, count: 960).enumerated().map { $0.offset % 2 == 0 ? $0.element : 0 }
+        #expect(abs(meter.rmsOfAllChannels(constant) - 20 * log10((0.25 / 2).squareRoot())) < 0.001)
+        #expect(meter.partialsLevel([], frequencies: [1000]) == LevelMeter.silence)
+    }
+}
