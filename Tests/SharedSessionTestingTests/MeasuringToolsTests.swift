@@ -176,12 +176,15 @@ extension LevelMeterTests {
             samples += [Float(left), 0]
         }
         // Power A²/2 per partial, averaged over the two channels (the right one is silent).
-        let expected = 20 * log10(((0.5 * 0.5 / 2 + 0.25 * 0.25 / 2) / 2).squareRoot())
+        let both: Double = 0.5 * 0.5 / 2 + 0.25 * 0.25 / 2
+        let expected: Double = 20 * log10((both / 2).squareRoot())
+        let oneTone: Double = 20 * log10((0.5 * 0.5 / 4 as Double).squareRoot())
         #expect(abs(meter.partialsLevel(samples, frequencies: [1000, 3000]) - expected) < 0.01)
-        #expect(
-            abs(meter.partialsLevel(samples, frequencies: [1000]) - 20 * log10((0.5 * 0.5 / 4).squareRoot())) < 0.01)
-        let constant = [Float](repeating: 0.5, count: 960).enumerated().map { $0.offset % 2 == 0 ? $0.element : 0 }
-        #expect(abs(meter.rmsOfAllChannels(constant) - 20 * log10((0.25 / 2).squareRoot())) < 0.001)
+        #expect(abs(meter.partialsLevel(samples, frequencies: [1000]) - oneTone) < 0.01)
+        var constant: [Float] = []
+        for _ in 0..<480 { constant += [0.5, 0] }
+        let halfPower: Double = 20 * log10((0.25 / 2 as Double).squareRoot())
+        #expect(abs(meter.rmsOfAllChannels(constant) - halfPower) < 0.001)
         #expect(meter.partialsLevel([], frequencies: [1000]) == LevelMeter.silence)
     }
 }
