@@ -80,6 +80,7 @@ let package = Package(
                 "SharedSession",
                 "SharedSessionPipeWire",
                 "SharedSessionMedia",
+                "SharedSessionTesting",
                 "CCairo",
                 .product(name: "Logging", package: "swift-log"),
             ],

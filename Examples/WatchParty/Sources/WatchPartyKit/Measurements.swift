@@ -36,15 +36,15 @@ struct Measurements {
     func level(of name: String, sceneFrames frames: Range<Int>) -> Double?? {
         if name == "mix" {
             let start = playback.mixFrame(ofSceneFrame: frames.lowerBound)
-            return .some(LevelMeter.rmsDBFS(of: mix, frames: start..<start + frames.count, channels: channels))
+            return .some(Levels.rmsDBFS(of: mix, frames: start..<start + frames.count, channels: channels))
         }
         if isOffline {
             guard let stem = stems[name] else { return .some(nil) }
-            return .some(LevelMeter.rmsDBFS(of: stem, frames: frames, channels: channels))
+            return .some(Levels.rmsDBFS(of: stem, frames: frames, channels: channels))
         }
         guard let partials = partials[name] else { return .none }
         let end = playback.mixFrame(ofSceneFrame: frames.upperBound)
-        let level = LevelMeter.toneRMSDBFS(
+        let level = Levels.toneRMSDBFS(
             of: mix, frequencies: partials, endFrame: end, milliseconds: frames.count * 1000 / rate,
             sampleRate: rate, channels: channels)
         // The other streams leak into a partial's filter (the voice's syllables and the chime's decay

@@ -339,13 +339,13 @@ private final class RunState {
             padStem(name, to: frame)
             if let audio = byName[name] {
                 stems[name, default: []].append(contentsOf: audio)
-                levels[name] = LevelMeter.rmsDBFS(of: audio, frames: 0..<block.frames, channels: channels)
+                levels[name] = Levels.rmsDBFS(of: audio, frames: 0..<block.frames, channels: channels)
             } else {
                 stems[name, default: []].append(contentsOf: repeatElement(0, count: block.frames * channels))
                 levels[name] = .some(nil)
             }
         }
-        levels["mix"] = LevelMeter.rmsDBFS(of: block.mix, frames: 0..<block.frames, channels: channels)
+        levels["mix"] = Levels.rmsDBFS(of: block.mix, frames: 0..<block.frames, channels: channels)
         return levels
     }
 
