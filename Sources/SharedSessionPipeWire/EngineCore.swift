@@ -243,11 +243,36 @@ final class EngineCore {
             reportedQuantum = quantum
             delivery.emit(.quantumChanged(frames: quantum))
         }
-        for (id, open) in streams {
-            guard let node = open.node, let fault = node.health.check(at: now) else { continue }
-            delivery.emit(.streamFault(stream: id, reason: fault))
+        for id in streams.keys.sorted() {
+            guard let node = streams[id]?.node else { continue }
+            if let fault = node.health.check(at: now) { delivery.emit(.streamFault(stream: id, reason: fault)) }
+            if node.health.shouldRelink(at: now) { relink(id, after: node, at: now) }
+        }
+        if let node = capture?.node, node.health.shouldRelink(at: now), let ring = capture?.ring {
+            node.destroy()
+            capture?.node = try? makeCaptureNode(ring: ring, monitorOf: nil)
+            capture?.node?.health = node.health.relinked(at: now)
+        }
+        if let node = monitor?.node, node.health.shouldRelink(at: now), let monitor {
+            node.destroy()
+            self.monitor?.node = try? makeCaptureNode(ring: monitor.ring, monitorOf: monitor.target ?? "")
+            self.monitor?.node?.health = node.health.relinked(at: now)
         }
         if now >= busyUntil { setTick(fast: false) }
+    }
+
+    /// Makes a stream's node again: it never started (see ``StreamHealth/relinkAfter``).
+    private func relink(_ id: StreamID, after node: PipeWireStream, at now: ContinuousClock.Instant) {
+        logger.info("\(node.name) did not start within \(StreamHealth.relinkAfter); making its node again")
+        node.destroy()
+        streams[id]?.node = nil
+        do {
+            try openNode(for: id)
+            streams[id]?.node?.health = node.health.relinked(at: now)
+            stayBusy()
+        } catch {
+            delivery.emit(.streamFault(stream: id, reason: "could not be made again: \(error.message)"))
+        }
     }
 
     // MARK: Streams
