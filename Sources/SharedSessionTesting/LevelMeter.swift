@@ -119,6 +119,13 @@ public struct LevelMeter: Sendable, Hashable {
     public func toneLevel(_ samples: [Float], frequency: Double, frames: Range<Int>? = nil) -> Double {
         let range = clamp(frames, in: samples)
         guard !range.isEmpty else { return Self.silence }
+        return Self.decibels(toneAmplitude(samples, frequency: frequency, channel: channel, frames: range))
+    }
+
+    /// The amplitude of the `frequency` sine in `channel` over `range` (not empty), by the Goertzel
+    /// algorithm.
+    private func toneAmplitude(_ samples: [Float], frequency: Double, channel: Int, frames range: Range<Int>) -> Double
+    {
         let coefficient = 2 * cos(2 * Double.pi * frequency / Double(sampleRate))
         var s1 = 0.0
         var s2 = 0.0
@@ -127,8 +134,7 @@ public struct LevelMeter: Sendable, Hashable {
             s2 = s1
             s1 = s
         }
-        let power = max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)
-        return Self.decibels(2 * power.squareRoot() / Double(range.count))
+        return 2 * max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2).squareRoot() / Double(range.count)
     }
 
     /// The RMS level in dBFS over `frames` of every channel together (every interleaved sample, as
@@ -154,15 +160,7 @@ public struct LevelMeter: Sendable, Hashable {
         var power = 0.0
         for channel in 0..<channels {
             for frequency in frequencies {
-                let coefficient = 2 * cos(2 * Double.pi * frequency / Double(sampleRate))
-                var s1 = 0.0
-                var s2 = 0.0
-                for frame in range {
-                    let s = Double(samples[frame &* channels &+ channel]) + coefficient * s1 - s2
-                    s2 = s1
-                    s1 = s
-                }
-                let amplitude = 2 * max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2).squareRoot() / Double(range.count)
+                let amplitude = toneAmplitude(samples, frequency: frequency, channel: channel, frames: range)
                 power += amplitude * amplitude / 2
             }
         }

@@ -4,6 +4,28 @@ import SharedSession
 import SharedSessionTesting
 import Testing
 
+extension SessionRig {
+    /// A rig playing the main stream ducked under a generic lease, whose private daemon was then
+    /// killed by pid (connectionLost seen): for the tests of what comes back after a restart.
+    static func killedWhileDucked() async throws -> (
+        rig: SessionRig, lease: SessionLease, duck: DuckLease, ducked: Double, killedAt: ContinuousClock.Instant
+    ) {
+        try Daemon.requirePrivate()
+        let rig = try SessionRig()
+        let lease = try rig.session.acquire(.generic, owner: "host")
+        _ = try rig.openMain()
+        try await rig.recorder.waitForTone(mainTone, atLeast: SharedSessionPipeWireTests.mainLevel - 1)
+        let duck = rig.session.duck(owner: "feed")
+        try await rig.recorder.record(for: .milliseconds(400))
+        let ducked = rig.mainLevel()
+        let pid = try #require(Daemon.pids().pipewire, "the daemon is not the script's own: cannot kill it")
+        let killedAt = ContinuousClock.now
+        kill(pid, SIGKILL)
+        #expect(await rig.wait { if case .connectionLost = $0 { true } else { false } } != nil)
+        return (rig, lease, duck, ducked, killedAt)
+    }
+}
+
 extension DaemonTests {
     @Suite("PipeWire restarts with a late session manager")
     struct RelinkTests {
@@ -12,19 +34,8 @@ extension DaemonTests {
             .privateDaemonOnly
         )
         func lateSessionManager() async throws {
-            try Daemon.requirePrivate()
-            let rig = try SessionRig()
+            let (rig, lease, duck, ducked, killedAt) = try await SessionRig.killedWhileDucked()
             defer { rig.stop() }
-            let lease = try rig.session.acquire(.generic, owner: "host")
-            _ = try rig.openMain()
-            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
-            let duck = rig.session.duck(owner: "feed")
-            try await rig.recorder.record(for: .milliseconds(400))
-            let ducked = rig.mainLevel()
-            let pid = try #require(Daemon.pids().pipewire, "the daemon is not the script's own: cannot kill it")
-            let killedAt = ContinuousClock.now
-            kill(pid, SIGKILL)
-            #expect(await rig.wait { if case .connectionLost = $0 { true } else { false } } != nil)
             setenv("SHAREDSESSION_PW_SESSION_MANAGER_DELAY", "1.5", 1)
             defer { unsetenv("SHAREDSESSION_PW_SESSION_MANAGER_DELAY") }
             try Daemon.ensureRunning()
