@@ -411,12 +411,13 @@ final class EngineCore {
 extension EngineCore: StreamObserver {
     func stream(_ node: PipeWireStream, changedFrom old: pw_stream_state, to new: pw_stream_state, error: String?) {
         logger.debug("\(node.name): \(Self.describe(old)) -> \(Self.describe(new))\(error.map { " (\($0))" } ?? "")")
-        guard let id = node.id else { return }
+        // Every node's health follows its state, the capture and monitor nodes' too: a node that never
+        // seems to start is made again.
         let (from, to) = (Self.health(old), Self.health(new))
+        let fault = node.health.changed(from: from, to: to, error: error, connectionBroken: brokenReason != nil)
+        guard let id = node.id else { return }
         if StreamHealth.isNodeCreated(from: from, to: to) { _ = node.setChannelVolume(1) }
-        if let fault = node.health.changed(from: from, to: to, error: error, connectionBroken: brokenReason != nil) {
-            delivery.emit(.streamFault(stream: id, reason: fault))
-        }
+        if let fault { delivery.emit(.streamFault(stream: id, reason: fault)) }
     }
 
     func stream(_ node: PipeWireStream, volumesChanged volumes: [Float]) {

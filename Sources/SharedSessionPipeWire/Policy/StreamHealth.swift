@@ -26,9 +26,10 @@ struct StreamHealth: Sendable, Hashable {
     /// volume, not the user.
     static let restoreWindow = Duration.seconds(1)
     /// A node that has not started this long after connecting is made again: after a daemon restart
-    /// the engine can connect before the session manager is up, which leaves nodes made then
-    /// unlinked for good.
-    static let relinkAfter = Duration.seconds(1)
+    /// the engine can connect before the session manager can link, which leaves nodes made then
+    /// unlinked for good. As long as the never-started deadline, so a node that is only slow to be
+    /// linked (WirePlumber busy linking many streams) is never torn down under it.
+    static let relinkAfter = streamingDeadline
     /// How many times a stream's node is made again before the engine gives up on it.
     static let maximumRelinks = 10
 
