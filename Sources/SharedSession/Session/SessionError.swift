@@ -22,6 +22,8 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
             case connectionLost
             case sessionClosed
             case limitExceeded
+            case mediaUnreadable
+            case noAudioTrack
         }
 
         private let base: Base
@@ -53,6 +55,11 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let sessionClosed = Code(.sessionClosed)
         /// A unit asked for more than its limits allow, and the policy refuses such requests.
         public static let limitExceeded = Code(.limitExceeded)
+        /// A media file could not be decoded: not a media file, damaged or truncated, or a codec this
+        /// FFmpeg build has no decoder for.
+        public static let mediaUnreadable = Code(.mediaUnreadable)
+        /// A media file has no audio track to play.
+        public static let noAudioTrack = Code(.noAudioTrack)
 
         public var description: String { base.rawValue }
     }
