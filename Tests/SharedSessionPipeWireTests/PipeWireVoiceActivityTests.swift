@@ -67,9 +67,9 @@ extension DaemonTests {
             // The attack, at most one quantum until the main stream's next cycle hears the far end's
             // (the graph may run it first), and the 1 ms reading window with its 6-frame hop.
             #expect(latency <= 20 + quantum + 2)
-            #expect(abs(speaking - before + 20) <= 0.5)
-            #expect(abs(shortGap - before + 20) <= 0.5, "the hold keeps the duck through a short gap")
-            #expect(abs(longGap - before) <= 0.5, "a long gap brings the movie back")
+            #expect(abs(speaking - before + 20) <= 0.1)
+            #expect(abs(shortGap - before + 20) <= 0.1, "the hold keeps the duck through a short gap")
+            #expect(abs(longGap - before) <= 0.1, "a long gap brings the movie back")
             duck.release()
             farEnd.close()
         }
