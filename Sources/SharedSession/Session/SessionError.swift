@@ -22,6 +22,7 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
             case connectionLost
             case sessionClosed
             case limitExceeded
+            case invalidRecording
         }
 
         private let base: Base
@@ -53,6 +54,9 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let sessionClosed = Code(.sessionClosed)
         /// A unit asked for more than its limits allow, and the policy refuses such requests.
         public static let limitExceeded = Code(.limitExceeded)
+        /// A session recording could not be read: malformed, from a newer format version, or naming a
+        /// lease or stream it never opened. The message names the line.
+        public static let invalidRecording = Code(.invalidRecording)
 
         public var description: String { base.rawValue }
     }
