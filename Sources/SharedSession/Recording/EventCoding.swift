@@ -10,7 +10,8 @@ extension LeaseInfo: Codable {
         self.init(
             id: try c.decode(LeaseID.self, forKey: "id"), owner: try c.decode(String.self, forKey: "owner"),
             type: try c.decode(AudioSessionType.self, forKey: "type"),
-            acquiredAt: try c.decodeInstantIfPresent(forKey: "acquiredAt", decoder) ?? RecordingTimeOrigin.process.instant)
+            acquiredAt: try c.decodeInstantIfPresent(forKey: "acquiredAt", decoder)
+                ?? RecordingTimeOrigin.process.instant)
     }
 
     /// Writes `{"id", "owner", "type", "acquiredAt"}`.
@@ -30,7 +31,8 @@ extension DuckInfo: Codable {
         self.init(
             id: try c.decode(LeaseID.self, forKey: "id"), owner: try c.decode(String.self, forKey: "owner"),
             style: try c.decode(DuckStyle.self, forKey: "style"),
-            acquiredAt: try c.decodeInstantIfPresent(forKey: "acquiredAt", decoder) ?? RecordingTimeOrigin.process.instant,
+            acquiredAt: try c.decodeInstantIfPresent(forKey: "acquiredAt", decoder)
+                ?? RecordingTimeOrigin.process.instant,
             deadline: try c.decodeInstantIfPresent(forKey: "deadline", decoder),
             appliedLimits: try c.decodeIfPresent([UnitLimit].self, forKey: "appliedLimits") ?? [])
     }
@@ -60,7 +62,8 @@ extension StreamInfo: Codable {
         self.init(
             id: try c.decode(StreamID.self, forKey: "id"),
             descriptor: try c.decode(StreamDescriptor.self, forKey: "descriptor"),
-            isMain: try c.decode(Bool.self, forKey: "isMain"), owner: try c.decodeIfPresent(String.self, forKey: "owner"),
+            isMain: try c.decode(Bool.self, forKey: "isMain"),
+            owner: try c.decodeIfPresent(String.self, forKey: "owner"),
             volume: try c.decode(Float.self, forKey: "volume"), gain: try c.decode(Float.self, forKey: "gain"),
             isPaused: try c.decode(Bool.self, forKey: "isPaused"))
     }

@@ -60,13 +60,16 @@ public final class SessionRecorder: SessionInputObserver {
         self.framePosition = framePosition
         let start = session.clock.now()
         self.start = start
-        let header = SessionRecording.Header(
-            format: SessionRecording.format, version: SessionRecording.version,
-            sampleRate: session.engine.format.sampleRate, channels: session.engine.format.channels,
-            policy: session.policy, recordedAt: ISO8601DateFormatter().string(from: Date()))
+        let format = session.engine.format
         let handle: FileHandle
         do {
-            let data = try Self.encoder(start).encode(header) + Data("\n".utf8)
+            // The envelope by hand, so the format and version come first; the values with sorted keys.
+            let policy = String(decoding: try Self.encoder(start).encode(session.policy), as: UTF8.self)
+            let header =
+                #"{"format":"\#(SessionRecording.format)","version":\#(SessionRecording.version),"#
+                + #""sampleRate":\#(format.sampleRate),"channels":\#(format.channels),"#
+                + #""recordedAt":"\#(ISO8601DateFormatter().string(from: Date()))","policy":\#(policy)}"#
+            let data = Data((header + "\n").utf8)
             guard FileManager.default.createFile(atPath: url.path, contents: data) else {
                 throw CocoaError(.fileWriteUnknown)
             }
@@ -118,11 +121,15 @@ public final class SessionRecorder: SessionInputObserver {
                 let encoder = Self.encoder(start)
                 var data = Data()
                 for line in lines {
+                    // `t` and `frame` first, then the input or event with sorted keys.
                     switch line {
                     case .input(let input, let time, let frame):
-                        data += try encoder.encode(InputLine(t: (time - start).recordedSeconds, frame: frame, input: input))
+                        let value = String(decoding: try encoder.encode(input), as: UTF8.self)
+                        let position = frame.map { #","frame":\#($0)"# } ?? ""
+                        data += Data(#"{"t":\#((time - start).recordedSeconds)\#(position),"input":\#(value)}"#.utf8)
                     case .event(let event, let time):
-                        data += try encoder.encode(EventLine(t: (time - start).recordedSeconds, event: event))
+                        let value = String(decoding: try encoder.encode(event), as: UTF8.self)
+                        data += Data(#"{"t":\#((time - start).recordedSeconds),"event":\#(value)}"#.utf8)
                     }
                     data += Data("\n".utf8)
                 }
@@ -162,19 +169,8 @@ public final class SessionRecorder: SessionInputObserver {
 
     static func encoder(_ origin: ContinuousClock.Instant) -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.userInfo[.sessionRecordingOrigin] = RecordingTimeOrigin(origin)
         return encoder
-    }
-
-    private struct InputLine: Encodable {
-        let t: Double
-        let frame: Int?
-        let input: SessionInput
-    }
-
-    private struct EventLine: Encodable {
-        let t: Double
-        let event: SessionEvent
     }
 }

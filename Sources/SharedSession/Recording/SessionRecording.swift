@@ -85,12 +85,22 @@ public struct SessionRecording: Sendable {
     public init(parsing text: String) throws(SessionError) {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         guard let first = lines.first, !first.allSatisfy(\.isWhitespace) else {
-            throw Self.invalid(1, "the header is missing: a recording starts with {\"format\": \"\(Self.format)\", ...}")
+            throw Self.invalid(
+                1, "the header is missing: a recording starts with {\"format\": \"\(Self.format)\", ...}")
         }
         let decoder = JSONDecoder()
         func decode<T: Decodable>(_ type: T.Type, line: Int, _ text: Substring) throws(SessionError) -> T {
             do {
                 return try decoder.decode(type, from: Data(text.utf8))
+            } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+                // Not JSON at all: JSONSerialization says where it stopped making sense.
+                var detail = context.underlyingError?.localizedDescription
+                do {
+                    _ = try JSONSerialization.jsonObject(with: Data(text.utf8))
+                } catch {
+                    detail = detail ?? "\(error)"
+                }
+                throw Self.invalid(line, "not valid JSON" + (detail.map { " (\($0))" } ?? ""))
             } catch let error as DecodingError {
                 throw Self.invalid(line, Self.describe(error))
             } catch {
@@ -202,9 +212,6 @@ public struct SessionRecording: Sendable {
         case .typeMismatch(let type, let context):
             return "\(path(context)) is not a \(type)"
         case .dataCorrupted(let context):
-            if context.codingPath.isEmpty, let underlying = context.underlyingError {
-                return "not valid JSON (\(underlying.localizedDescription))"
-            }
             return "\(path(context)): \(context.debugDescription)"
         @unknown default:
             return "\(error)"

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// Runs a ``SessionRecording`` against a fresh session on an ``OfflineEngine`` and compares what
 /// happens with what was recorded: the test an SDK author writes from a bug report's recording.
@@ -32,10 +33,16 @@ public struct SessionReplayer: Sendable {
     /// The frames per render call when the recording names no quantum (a `quantumChanged` engine
     /// event sets it from there on).
     public var quantum: Int = 1024
+    /// The replay session's logger: only critical messages by default, since the replay re-enacts
+    /// refusals and dropped leases the recorded session already logged.
+    public var logger: Logger
 
     /// Prepares a replay of `recording` with the stand-in sources.
     public init(_ recording: SessionRecording) {
         self.recording = recording
+        var logger = Logger(label: "SharedSession.replay")
+        logger.logLevel = .critical
+        self.logger = logger
         let format = AudioFormat(sampleRate: recording.sampleRate, channels: recording.channels)
         let level = [Float](repeating: 1, count: recording.channels)
         self.source = { _ in
@@ -58,7 +65,7 @@ public struct SessionReplayer: Sendable {
         let engine = ReplayEngine(format: format, input: voiceInput, recording: recording)
         let start = ContinuousClock.now
         let time = ManualTime(start)
-        let session = SharedSession(engine: engine, policy: recording.policy, logger: nil, clock: .manual(time))
+        let session = SharedSession(engine: engine, policy: recording.policy, logger: logger, clock: .manual(time))
         let collector = ReplayCollector()
         session.addInputObserver(collector)
         var run = ReplayRun(session: session, engine: engine, format: format, quantum: quantum, source: source)
@@ -196,7 +203,12 @@ private struct ReplayRun {
             sessionLeases[id] = lease
             if lease.id != id { note(line, recorded: "\(id)", replayed: "\(lease.id)") }
         case .releaseLease(let id, let dropped):
-            session.releaseLease(id, owner: owners[id] ?? "", dropped: dropped)
+            // As the recorded holder did: release() it, or let go of it (its deinit drops it).
+            if let lease = sessionLeases.removeValue(forKey: id) {
+                if !dropped { lease.release() }
+            } else {
+                session.releaseLease(id, owner: owners[id] ?? "", dropped: dropped)
+            }
         case .duck(let request, let id):
             owners[id] = request.owner
             let lease = try? session.duck(request)
@@ -205,7 +217,11 @@ private struct ReplayRun {
                 note(line, recorded: "duck \(id)", replayed: lease.map { "duck \($0.id)" } ?? "duck refused")
             }
         case .releaseDuck(let id, let dropped):
-            session.releaseDuck(id, owner: owners[id] ?? "", dropped: dropped)
+            if let lease = duckLeases.removeValue(forKey: id) {
+                if !dropped { lease.release() }
+            } else {
+                session.releaseDuck(id, owner: owners[id] ?? "", dropped: dropped)
+            }
         case .expireDeadlines: session.expireDeadlines()
         case .setMainVolume(let volume):
             do { try session.setMainVolume(volume) } catch { ownRejections.append(error) }
