@@ -12,8 +12,8 @@ public final class RecordingEngine: AudioEngine {
         case closeStream(StreamID)
         case setGain(StreamID, gain: Float, ramp: Duration)
         case setPaused(StreamID, paused: Bool)
-        /// A voice-activity duck: the depth and how many meters it follows.
-        case setActivityDuck(StreamID, depth: Float, following: Int)
+        /// A voice-activity duck: the gain while active and how many meters it follows.
+        case setActivityDuck(StreamID, gain: Float, following: Int)
         case setSuspended(Bool)
         case startCapture
         case stopCapture
@@ -27,7 +27,7 @@ public final class RecordingEngine: AudioEngine {
             case .closeStream(let id): "closeStream(\(id))"
             case .setGain(let id, let gain, let ramp): "setGain(\(id), \(gain), ramp: \(ramp))"
             case .setPaused(let id, let paused): "setPaused(\(id), \(paused))"
-            case .setActivityDuck(let id, let depth, let count): "setActivityDuck(\(id), \(depth), following: \(count))"
+            case .setActivityDuck(let id, let gain, let count): "setActivityDuck(\(id), \(gain), following: \(count))"
             case .setSuspended(let suspended): "setSuspended(\(suspended))"
             case .startCapture: "startCapture"
             case .stopCapture: "stopCapture"
@@ -166,8 +166,8 @@ public final class RecordingEngine: AudioEngine {
 
         func activityMeter() -> ActivityMeter? { meter }
 
-        func setActivityDuck(depth: Float, following meters: [ActivityMeter], attack: Duration, release: Duration) {
-            engine.storage.withLock { $0.calls.append(.setActivityDuck(stream, depth: depth, following: meters.count)) }
+        func setActivityDuck(gain: Float, following meters: [ActivityMeter], attack: Duration, release: Duration) {
+            engine.storage.withLock { $0.calls.append(.setActivityDuck(stream, gain: gain, following: meters.count)) }
         }
     }
 

@@ -9,7 +9,7 @@ import Synchronization
 /// its kind. Unbalanced disable calls are ignored with a warning and a `releaseIgnored` event. When
 /// the bridge is deinitialised, whatever it still holds is released, so an SDK torn down mid-clip
 /// leaves no duck behind; ``tearDown(reason:)`` does the same while the host keeps the bridge, and
-/// ``watch(_:)`` does it when the SDK object the bridge serves goes away.
+/// ``watch(_:every:)`` does it when the SDK object the bridge serves goes away.
 ///
 /// Beyond the StreamLayer contract, an SDK with a voice chat can ask for the movie to be ducked only
 /// while someone speaks: ``requestVoiceActivityDucking(following:)``.

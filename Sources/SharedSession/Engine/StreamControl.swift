@@ -24,8 +24,9 @@ public protocol StreamControl: AnyObject, Sendable {
     /// measures its output from the first call on. `nil` if the engine cannot measure it.
     func activityMeter() -> ActivityMeter?
 
-    /// Makes the stream go down to `depth` × its gain while any of `meters` hears activity, per
-    /// sample on the render side, reaching it over `attack` and coming back over `release` once they
-    /// are quiet. Depth 1 or no meters: no voice-activity duck. The caller keeps the meters alive.
-    func setActivityDuck(depth: Float, following meters: [ActivityMeter], attack: Duration, release: Duration)
+    /// Makes the stream go down to `gain` (never above its own gain: the lowest level wins) while any
+    /// of `meters` hears activity, per sample on the render side, getting there over `attack` and
+    /// coming back over `release` once they are quiet. No meters: no voice-activity duck. The caller
+    /// keeps the meters alive.
+    func setActivityDuck(gain: Float, following meters: [ActivityMeter], attack: Duration, release: Duration)
 }

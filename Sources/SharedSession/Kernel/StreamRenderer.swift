@@ -44,12 +44,12 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private let gainGeneration = Atomic<UInt64>(0)
     private let pausedFlag: Atomic<Bool>
     // The voice-activity duck: meters as unretained pointers (kept alive by whoever set them, see
-    // ``setActivityDuck(depth:following:attackFrames:releaseFrames:)``), the depth and the ramp steps.
+    // ``setActivityDuck(gain:following:attack:release:)``), the ducked gain and the ramp lengths.
     private let followed0 = Atomic<UInt>(0)
     private let followed1 = Atomic<UInt>(0)
     private let followed2 = Atomic<UInt>(0)
     private let followed3 = Atomic<UInt>(0)
-    private let activityDepthBits = Atomic<UInt32>(Float(1).bitPattern)
+    private let activityGainBits = Atomic<UInt32>(Float(1).bitPattern)
     private let activityAttackFrames = Atomic<Int>(960)
     private let activityReleaseFrames = Atomic<Int>(19_200)
     private let followGeneration = Atomic<UInt64>(0)
@@ -59,7 +59,6 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private let pulledFrames = Atomic<Int>(0)
     private let silentFrames = Atomic<Int>(0)
     private let audibleFlag: Atomic<Bool>
-    private let currentActivityBits = Atomic<UInt32>(Float(1).bitPattern)
 
     // Render side only.
     private var gain: Float
@@ -71,14 +70,19 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private var seenGeneration: UInt64 = 0
     private var runGain: Float
     // The voice-activity duck, render side: the meters followed, the last block read from each (a
-    // block read twice is stale: its writer stopped), and the activity gain moving between 1 and depth.
+    // block read twice is stale: its writer stopped), the ducked gain, and how far the stream is into
+    // the duck (0: not at all, 1: at min(gain, ducked gain)), moving over the attack and the release.
     private var meters: (UInt, UInt, UInt, UInt) = (0, 0, 0, 0)
     private var meterBlocks: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     private var seenFollowGeneration: UInt64 = 0
-    private var activityDepth: Float = 1
-    private var activityDownStep: Float = 1
-    private var activityUpStep: Float = 1
     private var activityGain: Float = 1
+    private var activityAttackStep: Float = 1
+    private var activityReleaseStep: Float = 1
+    private var activityMix: Float = 0
+    // The ducked gain heard now: a new one (the host changed its volume during speech) is reached over
+    // the attack going down and the release going up, never stepped.
+    private var duckedNow: Float = 1
+    private var duckedStep: Float = 0
     private var spans: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
 
     /// Creates the kernel for a stream that starts at `gain`, paused or playing.
@@ -131,13 +135,14 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         return activity
     }
 
-    /// Makes the stream go down to `depth` × its gain while any of `meters` hears activity, reaching
-    /// it over `attack` and coming back over `release` once they are quiet (``VoiceActivityPolicy``).
-    /// Depth 1 or no meters: no voice-activity duck. At most ``maximumFollowed`` meters are followed.
+    /// Makes the stream go down to `gain` (or stay at its own gain if that is lower: the lowest level
+    /// wins) while any of `meters` hears activity, getting there over `attack` and coming back over
+    /// `release` once they are quiet (``VoiceActivityPolicy``). No meters: no voice-activity duck. At
+    /// most ``maximumFollowed`` meters are followed.
     ///
     /// The render side holds the meters unretained: the caller keeps them alive for as long as this
     /// stream may render (the session keeps every meter it linked until it is deinitialised).
-    public func setActivityDuck(depth: Float, following meters: [ActivityMeter], attack: Duration, release: Duration) {
+    public func setActivityDuck(gain: Float, following meters: [ActivityMeter], attack: Duration, release: Duration) {
         let pointers = meters.prefix(Self.maximumFollowed).map {
             UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque())
         }
@@ -145,7 +150,8 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         followed1.store(pointers.count > 1 ? pointers[1] : 0, ordering: .relaxed)
         followed2.store(pointers.count > 2 ? pointers[2] : 0, ordering: .relaxed)
         followed3.store(pointers.count > 3 ? pointers[3] : 0, ordering: .relaxed)
-        activityDepthBits.store((pointers.isEmpty ? 1 : depth).bitPattern, ordering: .relaxed)
+        // Unfollowed, the stream comes back from the ducked gain it had: only the duck's depth moves.
+        if !pointers.isEmpty { activityGainBits.store(gain.bitPattern, ordering: .relaxed) }
         activityAttackFrames.store(max(1, format.frames(in: attack)), ordering: .relaxed)
         activityReleaseFrames.store(max(1, format.frames(in: release)), ordering: .relaxed)
         followGeneration.add(1, ordering: .releasing)
@@ -154,9 +160,6 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     /// Whether the stream follows other streams' activity: an engine that renders several streams in
     /// turn renders these last, so they hear the others' activity in the same quantum.
     public var followsActivity: Bool { followed0.load(ordering: .relaxed) != 0 }
-
-    /// The voice-activity gain the render side reached at the end of its last call (1: not ducked).
-    public var currentActivityGain: Float { Float(bitPattern: currentActivityBits.load(ordering: .relaxed)) }
 
     /// The gain the render side reached at the end of its last call.
     public var currentGain: Float { Float(bitPattern: currentGainBits.load(ordering: .relaxed)) }
@@ -210,7 +213,6 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             done = done &+ chunk
         }
         currentGainBits.store(gain.bitPattern, ordering: .relaxed)
-        currentActivityBits.store(activityGain.bitPattern, ordering: .relaxed)
         audibleFlag.store(playing || runGain > 0, ordering: .relaxed)
         if metersActivity.load(ordering: .relaxed), !accumulate {
             activity.measure(output, frames: frames, channels: channels)
@@ -228,20 +230,19 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
                 followed0.load(ordering: .relaxed), followed1.load(ordering: .relaxed),
                 followed2.load(ordering: .relaxed), followed3.load(ordering: .relaxed)
             )
-            activityDepth = Float(bitPattern: activityDepthBits.load(ordering: .relaxed))
-            let span = 1 - activityDepth
-            activityDownStep = span / Float(activityAttackFrames.load(ordering: .relaxed))
-            activityUpStep = span / Float(activityReleaseFrames.load(ordering: .relaxed))
-            if span <= 0 {
-                // Unfollowed: come back at the release pace from wherever the duck left the stream.
-                activityUpStep = (1 - activityGain) / Float(activityReleaseFrames.load(ordering: .relaxed))
-            }
+            let attackFrames = Float(activityAttackFrames.load(ordering: .relaxed))
+            let releaseFrames = Float(activityReleaseFrames.load(ordering: .relaxed))
+            activityGain = Float(bitPattern: activityGainBits.load(ordering: .relaxed))
+            activityAttackStep = 1 / attackFrames
+            activityReleaseStep = 1 / releaseFrames
+            if activityMix == 0 { duckedNow = activityGain }
+            duckedStep = abs(activityGain - duckedNow) / (activityGain < duckedNow ? attackFrames : releaseFrames)
         }
         (spans.0, spans.1, meterBlocks.0) = Self.span(of: meters.0, after: meterBlocks.0)
         (spans.2, spans.3, meterBlocks.1) = Self.span(of: meters.1, after: meterBlocks.1)
         (spans.4, spans.5, meterBlocks.2) = Self.span(of: meters.2, after: meterBlocks.2)
         (spans.6, spans.7, meterBlocks.3) = Self.span(of: meters.3, after: meterBlocks.3)
-        return meters.0 != 0 || activityGain != 1
+        return meters.0 != 0 || activityMix > 0
     }
 
     @inline(__always)
@@ -296,17 +297,24 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         let inverseLength = rampLength > 0 ? 1 / Float(rampLength) : 0
         let target = self.target
         let channels = self.channels
-        var activityGain = self.activityGain
-        let depth = activityDepth
-        let downStep = activityDownStep
-        let upStep = activityUpStep
+        var activityMix = self.activityMix
+        var ducked = duckedNow
+        let duckedTarget = activityGain
+        let duckedStep = self.duckedStep
+        let attackStep = activityAttackStep
+        let releaseStep = activityReleaseStep
         var index = 0
         for frame in 0..<frames {
             if following {
+                if ducked != duckedTarget {
+                    ducked =
+                        ducked < duckedTarget
+                        ? min(duckedTarget, ducked + duckedStep) : max(duckedTarget, ducked - duckedStep)
+                }
                 if isActive(at: offset &+ frame) {
-                    if activityGain > depth { activityGain = max(depth, activityGain - downStep) }
-                } else if activityGain < 1 {
-                    activityGain = min(1, activityGain + upStep)
+                    if activityMix < 1 { activityMix = min(1, activityMix + attackStep) }
+                } else if activityMix > 0 {
+                    activityMix = max(0, activityMix - releaseStep)
                 }
             }
             if rampPosition < rampLength {
@@ -319,7 +327,9 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             } else if runGain > 0 {
                 runGain = max(0, runGain - runStep)
             }
-            let factor = gain * runGain * activityGain
+            // The lowest level wins: the voice-activity duck only ever lowers the stream's own gain.
+            let heard = activityMix > 0 ? gain + activityMix * (min(gain, ducked) - gain) : gain
+            let factor = heard * runGain
             for _ in 0..<channels {
                 let value = scratch[index] * factor
                 output[index] = accumulate ? output[index] + value : value
@@ -329,6 +339,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         self.gain = gain
         self.runGain = runGain
         self.rampPosition = rampPosition
-        self.activityGain = activityGain
+        self.activityMix = activityMix
+        self.duckedNow = ducked
     }
 }

@@ -23,9 +23,9 @@ enum SessionEffect: Sendable, Hashable, CustomStringConvertible {
     case setGain(StreamID, Float, ramp: Duration)
     /// Pause or resume a stream.
     case setPaused(StreamID, Bool)
-    /// Make a stream go down by `depth` while any of `following` is active, decided per sample on the
-    /// render side (depth 1 and no sources: no voice-activity duck).
-    case setActivityDuck(StreamID, depth: Float, following: [ActivitySource])
+    /// Make a stream go down to `gain` (never above its own) while any of `following` is active,
+    /// decided per sample on the render side (no sources: no voice-activity duck).
+    case setActivityDuck(StreamID, gain: Float, following: [ActivitySource])
     /// Close a stream on the engine.
     case closeStream(StreamID)
     /// Deliver an event to the subscribers and the delegate.
@@ -41,7 +41,7 @@ enum SessionEffect: Sendable, Hashable, CustomStringConvertible {
         case .setSuspended(let suspended): "setSuspended(\(suspended))"
         case .setGain(let id, let gain, let ramp): "setGain(\(id), \(gain), ramp: \(ramp))"
         case .setPaused(let id, let paused): "setPaused(\(id), \(paused))"
-        case .setActivityDuck(let id, let depth, let sources): "setActivityDuck(\(id), \(depth), following: \(sources))"
+        case .setActivityDuck(let id, let gain, let sources): "setActivityDuck(\(id), \(gain), following: \(sources))"
         case .closeStream(let id): "closeStream(\(id))"
         case .emit(let event): "emit(\(event))"
         }

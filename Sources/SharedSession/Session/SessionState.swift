@@ -43,9 +43,9 @@ struct SessionState: Sendable {
 
     /// A voice-activity duck as one stream's renderer applies it.
     struct ActivityDuck: Sendable, Hashable {
-        /// The factor applied to the stream's gain while a source is active (the duck's level over
-        /// the static duck factor, so the lowest level wins, as with any duck).
-        var depth: Float
+        /// The stream's gain while a source is active: the host's volume × the duck's level. The
+        /// renderer never goes above the stream's own gain, so with other ducks the lowest level wins.
+        var gain: Float
         var sources: [ActivitySource]
     }
 
@@ -190,10 +190,7 @@ struct SessionState: Sendable {
             if !sources.contains(duck.source) { sources.append(duck.source) }
         }
         guard !sources.isEmpty else { return nil }
-        let factor = staticDuckFactor
-        // Combined as any duck: the lowest level wins, so the activity only goes below the static ducks.
-        let depth = factor > 0 ? min(1, level / factor) : 1
-        return ActivityDuck(depth: depth, sources: sources)
+        return ActivityDuck(gain: hostVolume * level, sources: sources)
     }
 
     /// The configuration whose background behaviour applies: the active one, else the generic one.
@@ -347,7 +344,7 @@ struct SessionState: Sendable {
             if wanted.activity != current.activity {
                 effects.append(
                     .setActivityDuck(
-                        record.id, depth: wanted.activity?.depth ?? 1, following: wanted.activity?.sources ?? []))
+                        record.id, gain: wanted.activity?.gain ?? 1, following: wanted.activity?.sources ?? []))
             }
             applied.streams[record.id] = wanted
         }
@@ -435,6 +432,14 @@ struct SessionState: Sendable {
             let error = SessionError(
                 code: .limitExceeded, message: "\(owner) asked for \(request.style) beyond its limit (\(limit)): \(fix)"
             )
+            emit(.requestRejected(error), .unit(owner: owner))
+            return (.failure(error), takeEffects())
+        }
+        if case .followActivity(.stream(let followed), _) = style, !streams.contains(where: { $0.id == followed }) {
+            let error = SessionError(
+                code: .unknownStream,
+                message: "\(owner) asked to duck while \(followed) is active, but it is not open: open the stream "
+                    + "first, or follow .voiceInput")
             emit(.requestRejected(error), .unit(owner: owner))
             return (.failure(error), takeEffects())
         }

@@ -627,7 +627,7 @@ public final class SharedSession: Sendable {
         case .setSuspended(let suspended): engine.setSuspended(suspended)
         case .setGain(let id, let gain, let ramp): lane.controls[id]?.setGain(gain, ramp: ramp)
         case .setPaused(let id, let paused): lane.controls[id]?.setPaused(paused)
-        case .setActivityDuck(let id, let depth, let sources):
+        case .setActivityDuck(let id, let gain, let sources):
             var meters: [ActivityMeter] = []
             let voice = policy.voiceActivity
             for source in sources {
@@ -643,7 +643,7 @@ public final class SharedSession: Sendable {
                 meters.append(meter)
             }
             lane.controls[id]?.setActivityDuck(
-                depth: depth, following: meters, attack: voice.attack, release: voice.release)
+                gain: gain, following: meters, attack: voice.attack, release: voice.release)
         case .closeStream(let id):
             engine.closeStream(id)
             lane.controls[id] = nil
