@@ -67,6 +67,9 @@ final class RecordedRun {
         let rendered = try engine.offline.render(duration: .milliseconds(milliseconds), quantum: 1024)
         mainStem += rendered.stems[main.id] ?? [Float](repeating: 0, count: rendered.frames * 2)
         marks.append(engine.offline.framesRendered)
+        if let gain = engine.offline.currentGain(of: main.id) {
+            recorder.recordLevels([main.id: gain], label: "mark \(marks.count)")
+        }
     }
 
     func finish() throws -> SessionRecording {
@@ -183,6 +186,9 @@ struct ReplayTests {
         #expect(result.mismatches.isEmpty, "\(result.mismatches.prefix(5))")
         #expect(result.events.map(ReplayResult.normalized) == run.events.events.map(ReplayResult.normalized))
         #expect(result.rendered.frames == run.engine.offline.framesRendered)
+        // The render side's gain at every mark, as recorded and as replayed.
+        #expect(result.levels.count == run.marks.count)
+        #expect(result.levels.allSatisfy { $0.matched })
         // The stand-in is a constant 1: its stem is the gain; the recorded sine's level is measured.
         for mark in run.marks {
             let recorded = level(run.mainStem, before: mark, fullScale: 0.5 / Float(2).squareRoot())
@@ -247,6 +253,36 @@ struct ReplayTests {
         withExtendedLifetime(bridge) {}
     }
 
+    @Test("a session recorded without frame positions replays at its recorded times")
+    func wallClockRecording() async throws {
+        // A session whose engine renders on its own (as PipeWire does): the recorder knows only times.
+        let engine = OfflineEngine()
+        let session = SharedSession(engine: engine, policy: Self.policy)
+        let url = FileManager.default.temporaryDirectory.appending(path: "wall-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let recorder = try SessionRecorder(session: session, to: url)
+        let events = RecordingDelegate()
+        session.delegate = events
+        let main = try session.openMainStream(source: try SineSource(frequency: 1000, amplitude: 0.5))
+        session.play()
+        let lease = try session.acquire(.generic, owner: "feed")
+        _ = session.duck(owner: "sdk")  // released at its 60 ms maximum hold
+        try await Task.sleep(for: .milliseconds(40))
+        #expect(try await Self.waitFor { session.snapshot.ducks.isEmpty })
+        lease.release()
+        main.close()
+        try recorder.stop()
+        let recording = try SessionRecording(contentsOf: url)
+        #expect(recording.inputs.allSatisfy { $0.frame == nil })
+        let result = try SessionReplayer(recording).run()
+        #expect(result.mismatches.isEmpty, "\(result.mismatches.prefix(5))")
+        #expect(result.events.map(ReplayResult.normalized) == events.events.map(ReplayResult.normalized))
+        // Frames rendered up to the last input's time: at least the 60 ms hold.
+        let last = recording.inputs.last!.time
+        #expect(result.rendered.frames == AudioFormat.standard.frames(in: last))
+        #expect(result.rendered.frames >= 2880)
+    }
+
     @Test("a replay that diverges from its recording reports where")
     func divergenceIsReported() throws {
         let run = try RecordedRun()
@@ -262,6 +298,9 @@ struct ReplayTests {
         let result = try SessionReplayer(edited).run()
         #expect(!result.matched)
         #expect(result.mismatches.contains { $0.recorded?.contains("mainGainChanged") == true })
+        // The first mark was taken while the duck was live: 0.1 recorded, 0.3 replayed.
+        #expect(result.levels.first?.matched == false)
+        #expect(abs((result.levels.first?.difference ?? 0) - 9.54) < 0.01)
     }
 
     // MARK: Refused recordings

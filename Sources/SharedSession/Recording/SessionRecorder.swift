@@ -42,6 +42,7 @@ public final class SessionRecorder: SessionInputObserver {
     private enum Line {
         case input(SessionInput, ContinuousClock.Instant, Int?)
         case event(SessionEvent, ContinuousClock.Instant)
+        case levels(SessionRecording.Levels, ContinuousClock.Instant, Int?)
     }
 
     private let pending = Locked(Pending())
@@ -95,6 +96,18 @@ public final class SessionRecorder: SessionInputObserver {
         append(.event(event, time))
     }
 
+    /// Writes the gain each stream's render side has reached now (for an ``OfflineEngine``,
+    /// ``OfflineEngine/currentGain(of:)``), under `label`: a point where ``SessionReplayer`` checks that
+    /// its own render side reached the same gains, within 0.1 dB. Call it between render calls, from
+    /// the thread that renders.
+    public func recordLevels(_ gains: [StreamID: Float], label: String) {
+        let levels = SessionRecording.Levels(
+            label: label,
+            gains: gains.sorted { $0.key < $1.key }.map { SessionRecording.Levels.Gain(stream: $0.key, gain: $0.value) }
+        )
+        append(.levels(levels, session.clock.now(), framePosition?()))
+    }
+
     private func append(_ line: Line) {
         let schedule = pending.withLock { pending -> Bool in
             guard !pending.stopped else { return false }
@@ -130,6 +143,10 @@ public final class SessionRecorder: SessionInputObserver {
                     case .event(let event, let time):
                         let value = String(decoding: try encoder.encode(event), as: UTF8.self)
                         data += Data(#"{"t":\#((time - start).recordedSeconds),"event":\#(value)}"#.utf8)
+                    case .levels(let levels, let time, let frame):
+                        let value = String(decoding: try encoder.encode(levels), as: UTF8.self)
+                        let position = frame.map { #","frame":\#($0)"# } ?? ""
+                        data += Data(#"{"t":\#((time - start).recordedSeconds)\#(position),"levels":\#(value)}"#.utf8)
                     }
                     data += Data("\n".utf8)
                 }

@@ -7,7 +7,9 @@ public import Foundation
 /// `{"format": "sharedsession-recording", "version": 1, "sampleRate": 48000, "channels": 2, "policy": {...}}`;
 /// every other line is an input, `{"t": seconds, "frame": frames, "input": {"kind": ...}}` (`frame`:
 /// the engine's render position, when the recorder knew it), or an event, `{"t": seconds, "event":
-/// {"kind": ..., "cause": {...}}}`. Times are seconds since the recording started.
+/// {"kind": ..., "cause": {...}}}`, or the gains a render side had reached, `{"t": seconds, "frame":
+/// frames, "levels": {"label": ..., "gains": [{"stream": id, "gain": g}]}}`. Times are seconds since the
+/// recording started.
 ///
 /// Reading refuses, with a ``SessionError`` of code `invalidRecording` whose message starts with
 /// `line N:`, a line that is not JSON or lacks a field, a header of another format or of a newer
@@ -44,6 +46,9 @@ public struct SessionRecording: Sendable {
         case input(SessionInput)
         /// Something the session emitted.
         case event(SessionEvent)
+        /// The gain each stream's render side had reached, written by
+        /// ``SessionRecorder/recordLevels(_:label:)``: where a replay checks its own levels.
+        case levels(label: String, gains: [StreamID: Float])
     }
 
     /// The frames per second of the recorded session's engine.
@@ -136,12 +141,22 @@ public struct SessionRecording: Sendable {
             }
             if let frame = line.frame, frame < 0 { throw Self.invalid(number, "frame \(frame) is negative") }
             let content: Content
-            switch (line.input, line.event) {
-            case (let input?, nil):
+            switch (line.input, line.event, line.levels) {
+            case (let input?, nil, nil):
                 try Self.check(input, line: number, leases: &leases, streams: &streams)
                 content = .input(input)
-            case (nil, let event?): content = .event(event)
-            default: throw Self.invalid(number, "a line holds either \"input\" or \"event\", and only one of them")
+            case (nil, let event?, nil): content = .event(event)
+            case (nil, nil, let levels?):
+                var gains: [StreamID: Float] = [:]
+                for level in levels.gains {
+                    guard streams.contains(level.stream) else {
+                        throw Self.invalid(number, "levels name \(level.stream), which the recording never opened")
+                    }
+                    gains[level.stream] = level.gain
+                }
+                content = .levels(label: levels.label, gains: gains)
+            default:
+                throw Self.invalid(number, "a line holds one of \"input\", \"event\" or \"levels\", and only one")
             }
             entries.append(Entry(line: number, time: time, frame: line.frame, content: content))
         }
@@ -237,5 +252,17 @@ public struct SessionRecording: Sendable {
         let frame: Int?
         let input: SessionInput?
         let event: SessionEvent?
+        let levels: Levels?
+    }
+
+    /// `{"label": ..., "gains": [{"stream": id, "gain": g}]}`.
+    struct Levels: Codable {
+        struct Gain: Codable {
+            let stream: StreamID
+            let gain: Float
+        }
+
+        let label: String
+        let gains: [Gain]
     }
 }

@@ -69,12 +69,24 @@ public struct SessionReplayer: Sendable {
         let collector = ReplayCollector()
         session.addInputObserver(collector)
         var run = ReplayRun(session: session, engine: engine, format: format, quantum: quantum, source: source)
+        var levels: [LevelComparison] = []
         for entry in recording.entries {
-            guard case .input(let input) = entry.content else { continue }
             let frame = entry.frame ?? format.frames(in: entry.time)
-            try run.render(upTo: frame)
-            time.set(start + entry.time)
-            run.apply(input, line: entry.line)
+            switch entry.content {
+            case .input(let input):
+                try run.render(upTo: frame)
+                time.set(start + entry.time)
+                run.apply(input, line: entry.line)
+            case .levels(let label, let gains):
+                try run.render(upTo: frame)
+                for (stream, gain) in gains.sorted(by: { $0.key < $1.key }) {
+                    levels.append(
+                        LevelComparison(
+                            line: entry.line, label: label, stream: stream, recorded: gain,
+                            replayed: engine.offline.currentGain(of: stream)))
+                }
+            case .event: continue
+            }
         }
         session.removeInputObserver(collector)
         let (inputs, events) = collector.taken
@@ -90,6 +102,11 @@ public struct SessionReplayer: Sendable {
         mismatches += Self.compare(
             recorded: recordedEvents.map { ($0.0, ReplayResult.normalized($0.1)) },
             replayed: events.map(ReplayResult.normalized), what: "event", describe: { $0 })
+        mismatches += levels.filter { !$0.matched }.map {
+            ReplayMismatch(
+                line: $0.line, recorded: "\($0.stream) at gain \($0.recorded) (\($0.label))",
+                replayed: $0.replayed.map { "gain \($0)" } ?? "\($0.stream) not open")
+        }
         mismatches += engine.surprises.map { ReplayMismatch(line: nil, recorded: nil, replayed: $0) }
         if engine.unasked > 0 {
             mismatches.append(
@@ -97,7 +114,7 @@ public struct SessionReplayer: Sendable {
                     line: nil, recorded: "\(engine.unasked) engine outcomes the replay never asked for", replayed: nil))
         }
         return ReplayResult(
-            events: events, recordedEvents: recordedEvents.map(\.1), mismatches: mismatches,
+            events: events, recordedEvents: recordedEvents.map(\.1), mismatches: mismatches, levels: levels,
             rendered: run.rendered, mainStreams: run.mainStreams)
     }
 
@@ -278,6 +295,39 @@ private struct ReplayRun {
     }
 }
 
+/// A stream's gain at one of the recording's levels lines, as recorded and as replayed.
+public struct LevelComparison: Sendable, Hashable {
+    /// The recording's line.
+    public let line: Int
+    /// The label the recorder gave it.
+    public let label: String
+    /// The stream.
+    public let stream: StreamID
+    /// The gain the recorded render side had reached.
+    public let recorded: Float
+    /// The gain the replay's render side had reached, or `nil` if the stream was not open.
+    public let replayed: Float?
+
+    /// Creates a comparison.
+    public init(line: Int, label: String, stream: StreamID, recorded: Float, replayed: Float?) {
+        self.line = line
+        self.label = label
+        self.stream = stream
+        self.recorded = recorded
+        self.replayed = replayed
+    }
+
+    /// The replayed gain's difference from the recorded one in dB; 0 when both are below −100 dB.
+    public var difference: Float? {
+        guard let replayed else { return nil }
+        func decibels(_ gain: Float) -> Float { 20 * log10(max(gain, 1e-5)) }
+        return decibels(replayed) - decibels(recorded)
+    }
+
+    /// Whether the replay reached the recorded gain within 0.1 dB.
+    public var matched: Bool { difference.map { abs($0) < 0.1 } ?? false }
+}
+
 /// Where a replay differed from its recording.
 public struct ReplayMismatch: Sendable, Hashable, CustomStringConvertible {
     /// The recording's line of what was expected, if there was one.
@@ -307,8 +357,12 @@ public struct ReplayResult: Sendable {
     /// The events the recording holds, in order.
     public let recordedEvents: [SessionEvent]
     /// Every difference between the replay and the recording: inputs, events (compared in
-    /// ``normalized(_:)`` form), and engine answers. Empty when the replay reproduced the recording.
+    /// ``normalized(_:)`` form), levels, and engine answers. Empty when the replay reproduced the
+    /// recording.
     public let mismatches: [ReplayMismatch]
+    /// The gains the recording's levels lines hold, each with the gain the replay's render side had
+    /// reached at the same frame.
+    public let levels: [LevelComparison]
     /// The replay's audio from its first frame: the mix, and every stream's stem, zero where the
     /// stream was not open.
     public let rendered: RenderedAudio
