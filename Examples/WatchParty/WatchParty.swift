@@ -39,7 +39,20 @@ struct WatchParty: ParsableCommand {
     @Flag(help: "Print only the line naming the written file.")
     var quiet = false
 
+    @Option(help: "Record the run's session (every input and event, JSON Lines) to this file, for --replay.")
+    var record: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Replay a recorded session on the offline engine instead of playing the scene, and say whether "
+                + "its events and levels matched the recording."))
+    var replay: String?
+
     func run() throws {
+        if let replay {
+            try ReplayReport.run(path: replay, quiet: quiet)
+            return
+        }
         var logger = Logger(label: "watch-party.session")
         // The timeline already tells the story; in quiet mode only the library's errors get through.
         logger.logLevel = quiet ? .error : .warning
@@ -48,10 +61,27 @@ struct WatchParty: ParsableCommand {
         let timeline = Timeline(playback: playback, quiet: quiet)
         // The session holds its delegate weakly; `timeline` lives until the end of run().
         session.delegate = timeline
+        let offline = playback.engine as? OfflineEngine
+        var recorder: SessionRecorder?
+        if let record {
+            // On the offline engine each input carries its frame, so the replay renders the same audio.
+            var position: (@Sendable () -> Int)?
+            if let offline { position = { offline.framesRendered } }
+            recorder = try SessionRecorder(session: session, to: URL(fileURLWithPath: record), framePosition: position)
+        }
 
         timeline.say("watch-party: a scripted scene on \(playback.summary)")
         timeline.say(playback.levelsNote)
-        let (mix, readings) = try WatchPartyScene(playback: playback, session: session, timeline: timeline).run()
+        let scene = WatchPartyScene(playback: playback, session: session, timeline: timeline)
+        if let recorder, let offline {
+            // Where a replay checks its levels: the movie's gain after each step.
+            scene.stepPlayed = { label, main in
+                guard let main, let gain = offline.currentGain(of: main) else { return }
+                recorder.recordLevels([main: gain], label: label)
+            }
+        }
+        let (mix, readings) = try scene.run()
+        try recorder?.stop()
 
         timeline.say()
         timeline.say("The movie's level through the scene:")
@@ -70,6 +100,9 @@ struct WatchParty: ParsableCommand {
             "wrote \(output): \(frames) frames, "
                 + String(format: "%.3f s", Double(frames) / Double(format.sampleRate))
                 + ", \(format), \(bytes) bytes")
+        if let record {
+            print("wrote \(record): the session's inputs and events; replay it with --replay \(record)")
+        }
     }
 
     private func makePlayback(logger: Logger) throws -> any ScenePlayback {

@@ -21,6 +21,8 @@ final class WatchPartyScene {
     /// Frames the script has asked to play so far: the scene time each reading belongs to, the
     /// same on both engines (on PipeWire the clock is a few milliseconds late by the time it is read).
     private var sceneFrames = 0
+    /// Called after each step has played, with its label and the main stream (nil once it closed).
+    var stepPlayed: ((_ label: String, _ main: StreamID?) -> Void)?
 
     init(playback: any ScenePlayback, session: SharedSession, timeline: Timeline) {
         self.playback = playback
@@ -143,6 +145,7 @@ final class WatchPartyScene {
         }
         readings.append(
             Reading(time: Double(sceneFrames) / Double(format.sampleRate), label: label, mainLevel: levels?.main))
+        stepPlayed?(label, mainStream)
     }
 
     private func formatSeconds(_ frames: Int) -> String {
