@@ -450,15 +450,14 @@ extension RouteChange: Codable {
 }
 
 extension SessionError.Code: Codable {
-    static let all: [SessionError.Code] = [
-        .invalidValue, .invalidConfiguration, .activationRefused, .engineUnavailable, .streamRefused, .unknownStream,
-        .unknownTarget, .mainStreamAlreadyOpen, .quantumOutOfRange, .fileError, .connectionLost, .sessionClosed,
-        .limitExceeded, .invalidRecording,
-    ]
-
     /// Reads the code's name, such as `"invalidValue"`.
     public init(from decoder: any Decoder) throws {
-        self = try lookUp(decodeName(decoder), in: Self.all, by: \.description, decoder, type: "error code")
+        let name = try decodeName(decoder)
+        guard let code = Self(named: name) else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "unknown error code \"\(name)\""))
+        }
+        self = code
     }
 
     /// Writes the code's name.

@@ -28,6 +28,12 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
+        /// The code whose ``description`` is `name`, if there is one: how a recording reads it back.
+        init?(named name: String) {
+            guard let base = Base(rawValue: name) else { return nil }
+            self.init(base)
+        }
+
         /// A number was NaN, infinite or out of its range (a volume above 1, a negative duck level).
         public static let invalidValue = Code(.invalidValue)
         /// A category, option and mode combination the session semantics do not allow.
