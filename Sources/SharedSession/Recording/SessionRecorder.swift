@@ -18,6 +18,9 @@ public import Foundation
 /// Give `framePosition` when the session runs on an ``OfflineEngine`` driven by hand (a test, a
 /// render job): `{ engine.framesRendered }`. Each input then carries the frame it arrived at and the
 /// replay renders the same audio between inputs; without it the replay converts times to frames.
+///
+/// Until ``stop()`` the session holds the recorder (as an input observer) and the recorder the
+/// session: stop it when the recording is done.
 public final class SessionRecorder: SessionInputObserver {
     /// The file being written.
     public let url: URL
