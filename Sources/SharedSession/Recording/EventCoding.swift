@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 // The JSON forms of a session's events and of the leases and streams they carry. Instants are
 // seconds from the recording's start (see ``RecordingTimeOrigin``).

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 // The JSON forms of what reaches a session and what it emits: every enum as
 // `{"kind": "<case>", <its values by name>}`. See ``SessionRecorder``.

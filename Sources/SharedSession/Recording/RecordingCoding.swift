@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 // The JSON forms of the session's values, as a recording (``SessionRecorder``) writes them: enums as
 // `{"kind": "<case>", <its values by name>}`, names as strings, ids as numbers, durations and instants
@@ -25,7 +25,7 @@ extension CodingUserInfoKey {
 }
 
 /// The instant a recording's times count from, given to a `JSONEncoder` or `JSONDecoder` under
-/// ``Foundation/CodingUserInfoKey/sessionRecordingOrigin`` so that instants (a lease's `acquiredAt`, a
+/// `CodingUserInfoKey.sessionRecordingOrigin` so that instants (a lease's `acquiredAt`, a
 /// duck's deadline) are written as seconds from the recording's start. Without one, they count from
 /// an instant fixed when the process first encoded or decoded one.
 public struct RecordingTimeOrigin: Sendable {

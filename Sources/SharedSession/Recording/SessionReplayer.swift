@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Logging
 
 /// Runs a ``SessionRecording`` against a fresh session on an ``OfflineEngine`` and compares what

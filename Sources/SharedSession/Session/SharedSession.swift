@@ -403,12 +403,11 @@ public final class SharedSession: Sendable {
                         id, descriptor: descriptor, source: source, gain: target.gain, paused: target.paused)
                 } catch {
                     state.withLock { $0.streamOpenFailed(id) }
-                    notify(.openStreamRefused(descriptor, message: error.message), at: clock.now(), &lane)
+                    notify(.openStreamRefused(descriptor, message: error.message), at: nil, &lane)
                     throw error
                 }
                 notify(
-                    .openStream(descriptor, owner: owner, volume: volume, isMain: isMain, stream: id), at: clock.now(),
-                    &lane)
+                    .openStream(descriptor, owner: owner, volume: volume, isMain: isMain, stream: id), at: nil, &lane)
                 perform(state.withLock { $0.streamOpened(id, at: target) }, &lane)
                 return id
             }
@@ -523,8 +522,11 @@ public final class SharedSession: Sendable {
         _ = lane.withLock { $0.observers.removeValue(forKey: ObjectIdentifier(observer)) }
     }
 
-    private func notify(_ input: SessionInput, at now: ContinuousClock.Instant, _ lane: inout Lane) {
+    /// Tells the observers `input`, at `now` (the instant the state was given), or at the clock's
+    /// time when the state was given none: read only when someone observes.
+    private func notify(_ input: SessionInput, at now: ContinuousClock.Instant?, _ lane: inout Lane) {
         guard !lane.observers.isEmpty else { return }
+        let now = now ?? clock.now()
         for observer in lane.observers.values { observer.session(self, received: input, at: now) }
     }
 
@@ -549,7 +551,6 @@ public final class SharedSession: Sendable {
         _ body: (inout SessionState) -> (R, [SessionEffect])
     ) -> R {
         let result = lane.withLock { lane -> R in
-            let now = now ?? clock.now()
             let (result, effects) = state.withLock { state in body(&state) }
             notify(input, at: now, &lane)
             perform(effects, &lane)
@@ -579,23 +580,23 @@ public final class SharedSession: Sendable {
             case .activate(let configuration):
                 do {
                     try engine.activate(configuration)
-                    notify(.activationOutcome(configuration, refused: nil), at: clock.now(), &lane)
+                    notify(.activationOutcome(configuration, refused: nil), at: nil, &lane)
                     queue += state.withLock { $0.activationSucceeded() }
                 } catch {
                     logger.error(
                         "engine refused configuration",
                         metadata: ["configuration": "\(configuration)", "error": "\(error.message)"])
-                    notify(.activationOutcome(configuration, refused: error.message), at: clock.now(), &lane)
+                    notify(.activationOutcome(configuration, refused: error.message), at: nil, &lane)
                     queue += state.withLock { $0.activationFailed(error) }
                 }
             case .startCapture:
                 do {
                     try engine.startCapture(into: voiceInput)
-                    notify(.captureOutcome(refused: nil), at: clock.now(), &lane)
+                    notify(.captureOutcome(refused: nil), at: nil, &lane)
                     queue += state.withLock { $0.captureStarted() }
                 } catch {
                     logger.error("voice capture refused", metadata: ["error": "\(error.message)"])
-                    notify(.captureOutcome(refused: error.message), at: clock.now(), &lane)
+                    notify(.captureOutcome(refused: error.message), at: nil, &lane)
                     queue += state.withLock { $0.captureFailed(error) }
                 }
             default:
@@ -615,9 +616,9 @@ public final class SharedSession: Sendable {
             if let configuration {
                 do {
                     try engine.activate(configuration)
-                    notify(.activationOutcome(configuration, refused: nil), at: clock.now(), &lane)
+                    notify(.activationOutcome(configuration, refused: nil), at: nil, &lane)
                 } catch {
-                    notify(.activationOutcome(configuration, refused: error.message), at: clock.now(), &lane)
+                    notify(.activationOutcome(configuration, refused: error.message), at: nil, &lane)
                 }
             } else {
                 engine.deactivate(notifyingOthers: false)
