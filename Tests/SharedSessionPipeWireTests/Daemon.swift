@@ -25,6 +25,12 @@ enum Daemon {
     /// test may kill it, restart it or change its defaults. A desktop session's daemon is left alone.
     static var isPrivate: Bool { isAvailable && pids().pipewire != nil }
 
+    /// Fails the test unless the daemon is the script's private one: the guard of the tests that
+    /// change or kill it, for the CI run where their condition does not skip them.
+    static func requirePrivate() throws {
+        try #require(isPrivate, "the daemon is not the private one Scripts/pipewire-headless started")
+    }
+
     static let scriptPath: String = {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
@@ -44,6 +50,7 @@ enum Daemon {
 
     /// Makes sure the daemon is up (a test before may have killed it). Quick when it is.
     static func ensureRunning() throws {
+        try #require(unavailableReason == nil, "\(unavailableReason ?? "")")
         let result = script("start")
         try #require(result.status == 0, "Scripts/pipewire-headless start failed: \(result.output)")
     }
@@ -177,12 +184,30 @@ extension Daemon {
     }
 }
 
+/// Whether every test must run: in CI (`CI=true`) or when Scripts/test sets `SHAREDSESSION_REQUIRE_ALL=1`.
+/// Then the daemon's absence fails the tests that need it (their first `Daemon.ensureRunning()` or
+/// `#require` does) instead of skipping them.
+enum Requirements {
+    static let all: Bool =
+        ProcessInfo.processInfo.environment["CI"] == "true"
+        || ProcessInfo.processInfo.environment["SHAREDSESSION_REQUIRE_ALL"] == "1"
+}
+
 extension Trait where Self == ConditionTrait {
+    /// For tests that need a daemon: skipped, with this reason in the report, when none could be
+    /// started outside CI; in CI they run and fail.
+    static var needsDaemon: Self {
+        .enabled(
+            "needs a PipeWire daemon (Scripts/pipewire-headless start); in CI (CI=true) this runs and fails instead"
+        ) { Requirements.all || Daemon.isAvailable }
+    }
+
     /// For tests that change or kill the daemon: they run only against the private one that
-    /// Scripts/pipewire-headless started, never a desktop session's.
+    /// Scripts/pipewire-headless started, never a desktop session's; in CI they always run (the script's
+    /// daemon is the one CI has) and fail if it is not there.
     static var privateDaemonOnly: Self {
-        .enabled("changes or kills the daemon: only the private one Scripts/pipewire-headless started") {
-            Daemon.isPrivate
-        }
+        .enabled(
+            "changes or kills the daemon: only the private one Scripts/pipewire-headless started; in CI this runs and fails instead"
+        ) { Requirements.all || Daemon.isPrivate }
     }
 }

@@ -11,18 +11,19 @@ extension DaemonTests {
             .privateDaemonOnly
         )
         func sessionManagerDeath() async throws {
+            try Daemon.requirePrivate()
             let rig = try EngineRig()
             defer { rig.stop() }
             try rig.openMain()
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             let pid = try #require(Daemon.pids().wireplumber, "the daemon is not the script's own: cannot kill it")
             kill(pid, SIGKILL)
-            let paused = try await rig.events.wait {
+            let paused = await rig.events.wait {
                 if case .streamFault(mainID, let reason) = $0 { reason.contains("paused") } else { false }
             }
             #expect(paused != nil, "events: \(rig.events.all)")
             try rig.openOverlay()
-            let never = try await rig.events.wait(timeout: .seconds(6)) {
+            let never = await rig.events.wait(timeout: .seconds(6)) {
                 if case .streamFault(overlayID, let reason) = $0 {
                     reason.contains("never reached STREAMING")
                 } else {
@@ -33,7 +34,7 @@ extension DaemonTests {
             // Only restarting both daemons brings the links back (pipewire-headless.md).
             let restart = Daemon.script("restart")
             try #require(restart.status == 0, "\(restart.output)")
-            #expect(try await rig.events.wait { if case .reconnected = $0 { true } else { false } } != nil)
+            #expect(await rig.events.wait { if case .reconnected = $0 { true } else { false } } != nil)
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.waitForTone(overlayTone, atLeast: overlayLevel - 1)
         }
@@ -43,6 +44,7 @@ extension DaemonTests {
             .privateDaemonOnly
         )
         func sinkDisappears() async throws {
+            try Daemon.requirePrivate()
             let rig = try EngineRig()
             defer {
                 Daemon.setDefaultSink(nil)
@@ -60,7 +62,7 @@ extension DaemonTests {
             try #require(created.status == 0, "\(created.output)")
             let id = try #require(Daemon.nodeID(named: name), "pw-cli create-node: \(created.output)")
             Daemon.setDefaultSink(name)
-            let moved = try await rig.events.wait {
+            let moved = await rig.events.wait {
                 $0
                     == .system(
                         .routeChanged(
@@ -69,11 +71,11 @@ extension DaemonTests {
             }
             #expect(moved != nil, "events: \(rig.events.all)")
             Daemon.run("pw-cli", ["destroy", "\(id)"])
-            let gone = try await rig.events.wait {
+            let gone = await rig.events.wait {
                 $0 == .system(.routeChanged(RouteChange(reason: .oldDeviceUnavailable, previousOutput: name)))
             }
             #expect(gone != nil, "events: \(rig.events.all)")
-            let back = try await rig.events.wait {
+            let back = await rig.events.wait {
                 $0
                     == .system(
                         .routeChanged(

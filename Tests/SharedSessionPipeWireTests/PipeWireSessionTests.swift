@@ -1,52 +1,60 @@
 import Foundation
 import SharedSession
 @_spi(Testing) import SharedSessionPipeWire
-import Synchronization
+import SharedSessionTesting
 import Testing
+
+/// Waits (up to 3 s, recording meanwhile) until the session's snapshot says `frames` per quantum;
+/// returns the quantum it said last.
+func waitForSessionQuantum(_ frames: Int, rig: SessionRig) async throws -> Int {
+    let end = ContinuousClock.now + .seconds(3)
+    while rig.session.snapshot.quantum != frames, ContinuousClock.now < end {
+        try await rig.recorder.record(for: .milliseconds(20))
+    }
+    return rig.session.snapshot.quantum
+}
 
 /// A ``SharedSession`` on a ``PipeWireEngine``, its events, and a recorder of the sink.
 final class SessionRig {
     let engine: PipeWireEngine
     let session: SharedSession
     let recorder: SinkRecorder
-    private let log = SessionEventLog()
-    private var listener: Task<Void, Never>?
+    let log: EventLog<SessionEvent>
 
     init(policy: SessionPolicy = .default) throws {
         try Daemon.ensureRunning()
         engine = try PipeWireEngine(applicationName: "SharedSession session tests")
         session = SharedSession(engine: engine, policy: policy)
         recorder = try SinkRecorder()
-        let events = session.events
-        listener = Task { [log] in
-            for await event in events { log.append(event.kind) }
-        }
+        log = EventLog(session: session)
     }
 
-    var events: [SessionEvent.Kind] { log.all }
+    var events: [SessionEvent.Kind] { log.kinds }
 
-    /// Waits for an event matching `predicate`.
+    /// Waits for an event whose kind matches `predicate` (already logged or still to come), keeping
+    /// the recording collected meanwhile; returns its kind, or nil after `timeout`.
     func wait(
-        timeout: Duration = .seconds(5), for predicate: (SessionEvent.Kind) -> Bool
-    ) async throws -> SessionEvent.Kind? {
+        timeout: Duration = .seconds(5), for predicate: @escaping @Sendable (SessionEvent.Kind) -> Bool
+    ) async -> SessionEvent.Kind? {
         let end = ContinuousClock.now + timeout
-        while ContinuousClock.now < end {
-            if let event = events.first(where: predicate) { return event }
-            try await Task.sleep(for: .milliseconds(10))
+        repeat {
+            if let event = await log.wait(timeout: .milliseconds(50), for: { predicate($0.kind) }) {
+                return event.kind
+            }
             recorder.poll()
-        }
-        return events.first(where: predicate)
+        } while ContinuousClock.now < end
+        return nil
     }
 
     /// The main tone's level over the 100 ms before `frame` (default: now).
     func mainLevel(before frame: Int? = nil) -> Double {
         let end = frame ?? recorder.mark()
-        return Signal.level(recorder.samples, frequency: mainTone, from: end - 4800, frames: 4800)
+        return meter.toneLevel(recorder.samples, frequency: mainTone, frames: window(end - 4800, 4800))
     }
 
     func overlayLevel(before frame: Int? = nil) -> Double {
         let end = frame ?? recorder.mark()
-        return Signal.level(recorder.samples, frequency: overlayTone, from: end - 4800, frames: 4800)
+        return meter.toneLevel(recorder.samples, frequency: overlayTone, frames: window(end - 4800, 4800))
     }
 
     func openMain() throws -> StreamHandle {
@@ -61,24 +69,17 @@ final class SessionRig {
 
     func stop() {
         session.close()
-        listener?.cancel()
+        log.stop()
         recorder.stop()
         engine.shutdown()
     }
-}
-
-/// The kinds of a session's events, in order.
-final class SessionEventLog: Sendable {
-    private let kinds = Mutex<[SessionEvent.Kind]>([])
-    func append(_ kind: SessionEvent.Kind) { kinds.withLock { $0.append(kind) } }
-    var all: [SessionEvent.Kind] { kinds.withLock { $0 } }
 }
 
 extension DaemonTests {
     @Suite("SharedSession on PipeWire")
     struct SessionTests {
         @Test(
-            "daemon: an overlay's duck drops the main stream 20 dB within the fade plus two quanta; the restore comes back within 0.5 dB; the overlay stays"
+            "daemon: an overlay's duck drops the main stream 20 dB within the fade plus two quanta; the restore fades back within 0.1 dB within fadeUp plus two quanta; the overlay stays"
         )
         func duckAndRestore() async throws {
             let rig = try SessionRig()
@@ -100,23 +101,31 @@ extension DaemonTests {
             let ducked = rig.mainLevel(before: releaseMark)
             let restored = rig.mainLevel()
             let reached = try #require(
-                Signal.firstFrame(
-                    samples, frequency: mainTone, atOrBelow: before - 19, from: duckMark, until: releaseMark))
+                meter.firstWindowEnd(
+                    samples, frequency: mainTone, atOrBelow: before - 19, frames: duckMark..<releaseMark))
             let latency = milliseconds(reached - duckMark)
-            let restoredAt = Signal.firstFrame(
-                samples.map { -$0 }, frequency: mainTone, atOrBelow: 0, from: releaseMark, until: samples.count / 2)
-            _ = restoredAt
+            // The restore as heard: where the main tone leaves the ducked level, and where it is back within
+            // 0.1 dB of the level before the duck (a linear 400 ms fade from 0.1 reaches it at 395 ms).
+            let end = samples.count / 2
+            let restoreStart = try #require(
+                meter.firstWindowEnd(samples, frequency: mainTone, atOrAbove: ducked + 0.1, frames: releaseMark..<end))
+            let restoredAt = try #require(
+                meter.firstWindowEnd(samples, frequency: mainTone, atOrAbove: before - 0.1, frames: releaseMark..<end))
+            let restoreLatency = milliseconds(restoredAt - releaseMark)
+            let restoreRamp = milliseconds(restoredAt - restoreStart)
             let quantum = Double(rig.engine.quantum) / 48
             print(
-                "[measure] session duck: ducked \(ducked - before) dB, restored \(restored - before) dB, duck request to -19 dB \(latency) ms (fadeDown 150 ms, quantum \(quantum) ms)"
+                "[measure] session duck: ducked \(ducked - before) dB, restored \(restored - before) dB, duck request to -19 dB \(latency) ms (fadeDown 150 ms, quantum \(quantum) ms); release to within 0.1 dB \(restoreLatency) ms, heard restore ramp \(restoreRamp) ms (fadeUp 400 ms)"
             )
-            #expect(abs(ducked - before + 20) <= 1)
-            #expect(abs(restored - before) <= 0.5)
+            #expect(abs(ducked - before + 20) <= 0.1)
+            #expect(abs(restored - before) <= 0.1)
             #expect(latency <= 150 + 2 * quantum + 10, "10 ms is the analysis window")
+            #expect(restoreLatency <= 400 + 2 * quantum + 10, "fadeUp, two quanta, the 10 ms analysis window")
+            #expect(restoreRamp >= 395 - 20 && restoreRamp <= 400 + 10, "a 400 ms fade, not a jump or a stall")
             var frame = duckMark - 4800
             while frame + 4800 <= samples.count / 2 {
-                let level = Signal.level(samples, frequency: overlayTone, from: frame, frames: 4800)
-                #expect(abs(level - overlayLevel) < 0.5, "overlay at \(level) dB at frame \(frame)")
+                let level = meter.toneLevel(samples, frequency: overlayTone, frames: window(frame, 4800))
+                #expect(abs(level - overlayLevel) < 0.1, "overlay at \(level) dB at frame \(frame)")
                 frame += 4800
             }
             lease.release()
@@ -151,11 +160,11 @@ extension DaemonTests {
             print(
                 "[measure] stacked: one duck \(oneDuck) dB, two \(twoDucks) dB, volume 0.5 while ducked \(halfVolumeDucked) dB, second released \(backToFirst) dB, both released \(restored) dB"
             )
-            #expect(abs(oneDuck + 20) <= 1)
-            #expect(abs(twoDucks - Signal.decibels(0.05)) <= 1)
-            #expect(abs(halfVolumeDucked - Signal.decibels(0.025)) <= 1)
-            #expect(abs(backToFirst - Signal.decibels(0.05)) <= 1)
-            #expect(abs(restored - Signal.decibels(0.5)) <= 0.5)
+            #expect(abs(oneDuck + 20) <= 0.1)
+            #expect(abs(twoDucks - LevelMeter.decibels(0.05)) <= 0.1)
+            #expect(abs(halfVolumeDucked - LevelMeter.decibels(0.025)) <= 0.1)
+            #expect(abs(backToFirst - LevelMeter.decibels(0.05)) <= 0.1)
+            #expect(abs(restored - LevelMeter.decibels(0.5)) <= 0.1)
             lease.release()
         }
 
@@ -181,6 +190,7 @@ extension DaemonTests {
             .privateDaemonOnly
         )
         func quantumChange() async throws {
+            try Daemon.requirePrivate()
             let rig = try SessionRig()
             defer {
                 Daemon.forceQuantum(0)
@@ -190,16 +200,20 @@ extension DaemonTests {
             _ = try rig.openMain()
             let start = try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.record(for: .milliseconds(200))
+            let initial = rig.session.snapshot.quantum
             Daemon.forceQuantum(4096)
+            let forced = try await waitForSessionQuantum(4096, rig: rig)
             try await rig.recorder.record(for: .milliseconds(700))
-            let forced = rig.session.snapshot.quantum
             Daemon.forceQuantum(0)
+            let after = try await waitForSessionQuantum(initial, rig: rig)
             try await rig.recorder.record(for: .milliseconds(700))
             let samples = rig.recorder.samples
             let end = samples.count / 2 - 480
-            let step = Signal.largestStep(samples, from: start + 480, until: end)
+            let step = meter.largestStep(samples, frames: start + 480..<end)
+            print("[measure] session quantum \(initial) -> \(forced) -> \(after)")
+            #expect(initial > 0)
             #expect(forced == 4096)
-            #expect(rig.session.snapshot.quantum == 1024)
+            #expect(after == initial)
             #expect(step < 0.07, "largest step \(step): a gap or a jump in the recording")
             #expect(rig.events.contains(.quantumChanged(frames: 4096)))
             #expect(!rig.events.contains { if case .streamFault = $0 { true } else { false } })
@@ -216,21 +230,21 @@ extension DaemonTests {
             try await rig.recorder.waitForTone(overlayTone, atLeast: overlayLevel - 1)
             let tone = try Daemon.writeTone(frequency: 500, amplitude: 0.1, seconds: 0.8)
             let player = try Daemon.launch("pw-play", [tone.path])
-            #expect(try await rig.wait { $0 == .otherAudioChanged(isPlaying: true) } != nil)
-            #expect(try await rig.wait { $0 == .backgroundMusicMuted(true) } != nil)
+            #expect(await rig.wait { $0 == .otherAudioChanged(isPlaying: true) } != nil)
+            #expect(await rig.wait { $0 == .backgroundMusicMuted(true) } != nil)
             #expect(rig.session.snapshot.secondaryAudioShouldBeSilencedHint)
             try await rig.recorder.record(for: .milliseconds(500))
             let muted = rig.overlayLevel()
             let main = rig.mainLevel()
             player.waitUntilExit()
-            #expect(try await rig.wait { $0 == .otherAudioChanged(isPlaying: false) } != nil)
-            #expect(try await rig.wait { $0 == .backgroundMusicMuted(false) } != nil)
+            #expect(await rig.wait { $0 == .otherAudioChanged(isPlaying: false) } != nil)
+            #expect(await rig.wait { $0 == .backgroundMusicMuted(false) } != nil)
             try await rig.recorder.record(for: .milliseconds(900))
             let back = rig.overlayLevel()
             print("[measure] BGM while pw-play ran: \(muted) dBFS; after: \(back) dBFS; main meanwhile \(main) dBFS")
             #expect(muted < -60)
-            #expect(abs(back - overlayLevel) < 0.5)
-            #expect(abs(main - mainLevel) < 0.5)
+            #expect(abs(back - overlayLevel) < 0.1)
+            #expect(abs(main - mainLevel) < 0.1)
             lease.release()
         }
 
@@ -239,6 +253,7 @@ extension DaemonTests {
             .privateDaemonOnly
         )
         func daemonRestartWhileDucked() async throws {
+            try Daemon.requirePrivate()
             let rig = try SessionRig()
             defer { rig.stop() }
             let lease = try rig.session.acquire(.generic, owner: "host")
@@ -250,11 +265,11 @@ extension DaemonTests {
             let pid = try #require(Daemon.pids().pipewire, "the daemon is not the script's own: cannot kill it")
             let killedAt = ContinuousClock.now
             kill(pid, SIGKILL)
-            #expect(try await rig.wait { if case .connectionLost = $0 { true } else { false } } != nil)
+            #expect(await rig.wait { if case .connectionLost = $0 { true } else { false } } != nil)
             let lostAfter = ContinuousClock.now - killedAt
             try Daemon.ensureRunning()
             let restartedAfter = ContinuousClock.now - killedAt
-            let event = try await rig.wait(timeout: .seconds(10)) {
+            let event = await rig.wait(timeout: .seconds(10)) {
                 if case .reconnected = $0 { true } else { false }
             }
             let reconnectedAfter = ContinuousClock.now - killedAt
@@ -279,9 +294,9 @@ extension DaemonTests {
                     + "(frame \(backMark)); level ducked \(ducked) -> after reconnect \(afterReconnect) "
                     + "-> restored \(restored) dBFS"
             )
-            #expect(abs(afterReconnect - ducked) <= 1, "still ducked after the reconnection")
-            #expect(abs(ducked - mainLevel + 20) <= 1)
-            #expect(abs(restored - mainLevel) <= 0.5)
+            #expect(abs(afterReconnect - ducked) <= 0.1, "still ducked after the reconnection")
+            #expect(abs(ducked - mainLevel + 20) <= 0.1)
+            #expect(abs(restored - mainLevel) <= 0.1)
             #expect(rig.session.snapshot.isEngineConnected)
             lease.release()
         }
@@ -291,6 +306,7 @@ extension DaemonTests {
             .privateDaemonOnly
         )
         func voiceLeaseCaptures() async throws {
+            try Daemon.requirePrivate()
             let rig = try SessionRig()
             defer { rig.stop() }
             let lease = try rig.session.acquire(.voice, owner: "voice chat")
@@ -302,11 +318,11 @@ extension DaemonTests {
             var best = -200.0
             var frame = 0
             while frame + 4800 <= frames {
-                best = max(best, Signal.level(captured, frequency: 750, from: frame, frames: 4800))
+                best = max(best, meter.toneLevel(captured, frequency: 750, frames: window(frame, 4800)))
                 frame += 2400
             }
             #expect(frames > 9600, "captured \(frames) frames")
-            #expect(abs(best - Signal.decibels(0.5)) < 1, "best level \(best)")
+            #expect(abs(best - LevelMeter.decibels(0.5)) < 0.1, "best level \(best)")
             lease.release()
         }
     }

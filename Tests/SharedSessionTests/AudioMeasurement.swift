@@ -1,57 +1,23 @@
 import SharedSession
+import SharedSessionTesting
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+/// The meter every core test reads rendered audio with: left channel of 48 kHz stereo.
+let meter = LevelMeter()
 
-/// Level measurements on rendered audio, as a person with a meter would take them.
-enum Measure {
-    static func rms(_ samples: ArraySlice<Float>) -> Float {
-        guard !samples.isEmpty else { return 0 }
-        var sum: Double = 0
-        for sample in samples { sum += Double(sample) * Double(sample) }
-        return Float((sum / Double(samples.count)).squareRoot())
-    }
-
-    static func rms(_ samples: [Float]) -> Float { rms(samples[...]) }
-
-    static func decibels(_ value: Float) -> Float { 20 * log10(max(value, 1e-9)) }
-
-    /// RMS in dBFS of the last `milliseconds` of interleaved stereo `samples`.
-    static func tailLevel(_ samples: [Float], milliseconds: Int = 100) -> Float {
-        let count = AudioFormat.standard.sampleRate * milliseconds / 1000 * 2
-        return decibels(rms(samples.suffix(count)))
-    }
-
-    /// The largest difference between consecutive frames of one channel.
-    static func largestStep(_ samples: [Float], channel: Int = 0) -> Float {
-        var largest: Float = 0
-        var index = channel + 2
-        while index < samples.count {
-            largest = max(largest, abs(samples[index] - samples[index - 2]))
-            index += 2
-        }
-        return largest
-    }
-
-    /// The first frame at which channel 0 is at or below `threshold`, if any.
-    static func firstFrame(in samples: [Float], atOrBelow threshold: Float) -> Int? {
-        stride(from: 0, to: samples.count, by: 2).first { samples[$0] <= threshold }.map { $0 / 2 }
-    }
-
-    static func firstFrame(in samples: [Float], atOrAbove threshold: Float) -> Int? {
-        stride(from: 0, to: samples.count, by: 2).first { samples[$0] >= threshold }.map { $0 / 2 }
-    }
+/// Whether the last `milliseconds` of interleaved stereo `samples` are digital silence on both channels.
+func isSilent(_ samples: [Float], lastMilliseconds milliseconds: Double) -> Bool {
+    meter.isSilent(samples, frames: meter.last(milliseconds: milliseconds, of: samples))
 }
 
 /// A session on an offline engine with the main stream open: a 1 kHz sine at amplitude 0.5
-/// (−9.03 dBFS RMS), or a constant 0.5 when the test reads the gain envelope sample by sample.
+/// (−9.03 dBFS RMS), a constant 0.5 when the test reads the gain envelope sample by sample, or
+/// each frame's own index ÷ 65536 (2 s, not looping) when it reads the media position.
 struct OfflineScene {
     let engine: OfflineEngine
     let session: SharedSession
     let main: StreamHandle
 
-    enum Signal { case sine, constant }
+    enum Signal { case sine, constant, frameIndex }
 
     init(policy: SessionPolicy = .default, signal: Signal = .sine, input: (any AudioSource)? = nil) throws {
         engine = OfflineEngine(input: input)
@@ -60,6 +26,8 @@ struct OfflineScene {
         switch signal {
         case .sine: source = try SineSource(frequency: 1000, amplitude: 0.5)
         case .constant: source = try PCMBufferSource(samples: [0.5, 0.5], loops: true)
+        case .frameIndex:
+            source = try PCMBufferSource(samples: (0..<96_000).flatMap { [Float($0) / 65536, Float($0) / 65536] })
         }
         main = try session.openMainStream(source: source)
     }
@@ -70,10 +38,10 @@ struct OfflineScene {
     }
 
     /// Level of the main stream over the last 100 ms of `milliseconds` rendered.
-    func mainLevel(after milliseconds: Int, quantum: Int = 1024) throws -> Float {
-        Measure.tailLevel(try renderMain(milliseconds: milliseconds, quantum: quantum))
+    func mainLevel(after milliseconds: Int, quantum: Int = 1024) throws -> Double {
+        meter.rms(try renderMain(milliseconds: milliseconds, quantum: quantum), lastMilliseconds: 100)
     }
 }
 
 /// The level of a 0.5-amplitude sine: 20·log10(0.5/√2).
-let fullLevel: Float = -9.0309
+let fullLevel: Double = -9.0309

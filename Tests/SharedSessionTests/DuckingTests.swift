@@ -12,12 +12,12 @@ struct DuckingTests {
         let duck = scene.session.duck(owner: "feed")
         let stem = try scene.renderMain(milliseconds: 400)
         let fadeFrames = 7200
-        let reached = try #require(Measure.firstFrame(in: stem, atOrBelow: 0.05 * 1.0001))
+        let reached = try #require(meter.firstFrame(stem, atOrBelow: 0.05 * 1.0001))
         print(
             "duck reached -20 dB after \(reached) frames (\(Double(reached) / 48) ms); fade \(fadeFrames) + quantum 1024"
         )
         #expect(reached <= fadeFrames + 1024)
-        #expect(abs(Measure.tailLevel(stem) - Measure.decibels(0.05)) < 0.01)
+        #expect(abs(meter.rms(stem, lastMilliseconds: 100) - LevelMeter.decibels(0.05)) < 0.01)
         duck.release()
     }
 
@@ -45,7 +45,7 @@ struct DuckingTests {
         stem += try scene.renderMain(milliseconds: 500)
         // 0.5 × the whole 0.9 gain span over the 150 ms fade-down is the steepest slope allowed.
         let allowed: Float = 0.5 * 0.9 / 7200 * 1.001
-        #expect(Measure.largestStep(stem) <= allowed)
+        #expect(meter.largestStep(stem) <= allowed)
         #expect(abs(stem.last! - 0.5) < 1e-5)
     }
 
@@ -89,10 +89,10 @@ struct DuckingTests {
         _ = try scene.renderMain(milliseconds: 400)
         try scene.session.setMainVolume(0.5)
         let ducked = try scene.mainLevel(after: 600)
-        #expect(abs(ducked - (fullLevel + Measure.decibels(0.05))) < 0.05)
+        #expect(abs(ducked - (fullLevel + LevelMeter.decibels(0.05))) < 0.05)
         duck.release()
         let restored = try scene.mainLevel(after: 600)
-        #expect(abs(restored - (fullLevel + Measure.decibels(0.5))) < 0.1)
+        #expect(abs(restored - (fullLevel + LevelMeter.decibels(0.5))) < 0.1)
         #expect(scene.session.snapshot.mainGain == 0.5)
     }
 

@@ -138,7 +138,7 @@ struct OfflineEngineTests {
         let captured = session.voiceInput.readAll()
         #expect(captured.count == 9600)
         #expect(
-            abs(Measure.decibels(Measure.rms(captured)) - Measure.decibels(Float(0.3) / Float(2).squareRoot())) < 0.05)
+            abs(meter.rms(captured) - LevelMeter.decibels(0.3 / 2.squareRoot())) < 0.05)
         voice.release()
         _ = try engine.render(frames: 480)
         #expect(session.voiceInput.availableToRead == 0)

@@ -31,14 +31,14 @@ struct HostControlTests {
         scene.session.delegate = events
         let duck = try scene.session.duck(owner: "feed", level: 0.01)
         let stem = try scene.renderMain(milliseconds: 300)
-        #expect(abs(Measure.decibels(stem.last!) - Measure.decibels(0.5 * 0.25)) < 0.1)
+        #expect(abs(LevelMeter.decibels(Double(stem.last!)) - LevelMeter.decibels(0.5 * 0.25)) < 0.1)
         #expect(events.kinds.contains(.limitApplied(owner: "feed", limit: .deepestDuckLevel(0.25))))
         #expect(duck.style == .duck(level: 0.25))
         #expect(scene.session.snapshot.ducks.first?.appliedLimits == [.deepestDuckLevel(0.25)])
         // Another unit is not limited.
         let other = try scene.session.duck(owner: "party", level: 0.05)
         let deeper = try scene.renderMain(milliseconds: 300)
-        #expect(abs(Measure.decibels(deeper.last!) - Measure.decibels(0.5 * 0.05)) < 0.1)
+        #expect(abs(LevelMeter.decibels(Double(deeper.last!)) - LevelMeter.decibels(0.5 * 0.05)) < 0.1)
         other.release()
         duck.release()
     }
@@ -57,7 +57,8 @@ struct HostControlTests {
         #expect(!pause.isHeld)
         #expect(events.kinds.filter { if case .requestRejected = $0 { true } else { false } }.count == 2)
         let stem = try scene.renderMain(milliseconds: 300)
-        #expect(abs(Measure.decibels(stem.last!) - Measure.decibels(0.25)) < 0.1, "only the 0.5 duck applies")
+        #expect(
+            abs(LevelMeter.decibels(Double(stem.last!)) - LevelMeter.decibels(0.25)) < 0.1, "only the 0.5 duck applies")
         #expect(scene.session.snapshot.ducks.map(\.id) == [held.id])
         #expect(!scene.session.snapshot.isMainPaused)
         pause.release()
@@ -73,7 +74,7 @@ struct HostControlTests {
         let lease = scene.session.pauseMain(owner: "notifications")
         let stem = try scene.renderMain(milliseconds: 300)
         #expect(!scene.session.snapshot.isMainPaused)
-        #expect(abs(Measure.decibels(stem.last!) - Measure.decibels(0.05)) < 0.1)
+        #expect(abs(LevelMeter.decibels(Double(stem.last!)) - LevelMeter.decibels(0.05)) < 0.1)
         #expect(events.kinds.contains(.limitApplied(owner: "notifications", limit: .mayNotPauseMain)))
         lease.release()
     }

@@ -1,67 +1,335 @@
 import CRealtimeProbe
 import SharedSession
+import SharedSessionTesting
+import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The render kernel both engines run on their real-time thread makes no allocation, takes no lock
-/// and makes no syscall() call in steady playback: counted, not assumed.
-@Suite("Real-time render path")
+/// and makes no system call in steady playback: counted by the probe in Tests/CRealtimeProbe, not
+/// assumed. Each counter has a positive control here: a source that does the forbidden thing inside
+/// `render(into:frames:)`, run through the same kernel, makes the same measurement fail.
+@Suite("Real-time render path", .probeInterposes)
 struct RealtimeRenderTests {
-    @Test("render kernel allocates nothing, locks nothing, makes no syscall in steady playback")
+    @Test("render kernel allocates nothing, locks nothing, makes no system call and never waits in steady playback")
     func renderKernelIsRealtimeSafe() throws {
-        guard CRealtimeProbe_isInterposing() != 0 else {
-            print("skipped: the allocation probe does not interpose in this build (sanitizer runtime owns malloc)")
-            return
-        }
+        try Probe.require()
         let sine = try SineSource(frequency: 440, amplitude: 0.5)
         let buffer = try PCMBufferSource(samples: (0..<9600).map { Float($0 % 100) / 100 }, loops: true)
-        let ring = try RingBufferSource(capacity: 1 << 16)
-        ring.ring.write([Float](repeating: 0.25, count: 2 * 60_000))
-        let sources: [any AudioSource] = [sine, buffer, ring]
-        let renderers = sources.map { StreamRenderer(source: $0, gain: 1, paused: false) }
-        let output = UnsafeMutablePointer<Float>.allocate(capacity: 8192 * 2)
-        defer { output.deallocate() }
-        // Warm-up on this thread first, as the real-time notes require (generic metadata, lazy globals).
-        for renderer in renderers { renderer.render(into: output, frames: 1024, accumulate: false, suspended: false) }
+        let ring = try RingBufferSource(capacity: 1 << 18)
+        ring.ring.write([Float](repeating: 0.25, count: 2 * 125_000))
+        let run = KernelRun(sources: [sine, buffer, ring])
+        print("[measure] render kernel: \(run.summary)")
+        #expect(run.callbacks == 144)
+        // 4 playing rounds × 3 streams × 8 callbacks heard; the paused and the suspended round silent.
+        #expect(
+            run.audibleCallbacks == 96,
+            "\(run.audibleCallbacks) callbacks rendered audio (quietest \(run.quietest) dBFS)")
+        #expect(run.silentCallbacks == 42, "paused or suspended callbacks after the first of their round")
+        #expect(run.counts.allocations == 0, "last counted call: \(run.lastCall)")
+        #expect(run.counts.frees == 0, "last counted call: \(run.lastCall)")
+        #expect(run.counts.locks == 0, "last counted call: \(run.lastCall)")
+        #expect(run.counts.syscalls == 0, "last counted call: \(run.lastCall)")
+        #expect(run.voluntarySwitches == 0)
+        #expect(run.isClean)
+    }
 
-        let quanta = [256, 1024, 4096, 8192, 1024, 333]
-        CRealtimeProbe_reset()
-        var callbacks = 0
-        for round in quanta.indices {
-            for renderer in renderers {
-                // Ramps, pauses and suspends change mid-stream, as they do in playback; the control
-                // side runs outside the counted window, like a control thread would.
-                renderer.setGain(round % 2 == 0 ? 0.1 : 1, rampFrames: 7200)
-                renderer.setPaused(round == 3)
-                CRealtimeProbe_armCurrentThread()
-                for _ in 0..<8 {
-                    renderer.render(into: output, frames: quanta[round], accumulate: true, suspended: round == 4)
-                }
-                CRealtimeProbe_disarmCurrentThread()
-                callbacks += 8
-            }
+    @Test(
+        "a kernel that locks, allocates, reads a clock, writes, sleeps or waits on a contended Mutex fails the probe",
+        arguments: Fault.allCases)
+    func brokenKernelFailsTheProbe(fault: Fault) throws {
+        try Probe.require()
+        let source = try MisbehavingSource(fault)
+        let run = KernelRun(sources: [source])
+        print("[measure] render kernel with a source that \(fault): \(run.summary)")
+        #expect(!run.isClean, "the probe missed \(fault)")
+        #expect(run.audibleCallbacks == 32, "the broken kernel still rendered its tone")
+        switch fault {
+        case .lockLocked:
+            #expect(run.counts.locks >= 32, "one Locked acquisition per callback that pulled the source")
+            #expect(run.lastCall == "Locked.withLock")
+        case .allocate:
+            #expect(run.counts.allocations >= 32)
+            #expect(run.counts.frees >= 32)
+        case .readClock:
+            #expect(run.counts.syscalls >= 32)
+            #expect(run.lastCall == "clock_gettime")
+        case .write:
+            #expect(run.counts.syscalls >= 32)
+            #expect(run.lastCall == "write")
+        case .sleep:
+            #expect(run.counts.syscalls >= 32)
+            #expect(run.voluntarySwitches >= 32, "every sleep gives up the CPU")
+        case .waitOnContendedMutex:
+            #expect(run.counts.syscalls >= 1, "the futex wait goes through syscall()")
+            #expect(run.voluntarySwitches >= 1, "the waiting thread gives up the CPU")
         }
-        let counts = CRealtimeProbe_read()
-        print(
-            "render kernel: \(callbacks) callbacks, \(counts.allocations) allocations, \(counts.frees) frees, "
-                + "\(counts.locks) locks, \(counts.syscalls) syscalls")
-        #expect(callbacks == 144)
-        #expect(counts.allocations == 0)
-        #expect(counts.frees == 0)
-        #expect(counts.locks == 0)
-        #expect(counts.syscalls == 0)
     }
 
     @Test("the probe catches an allocation (positive control)")
-    func probeCatchesAllocation() {
-        guard CRealtimeProbe_isInterposing() != 0 else {
-            print("skipped: the allocation probe does not interpose in this build")
-            return
-        }
+    func probeCatchesAllocation() throws {
+        try Probe.require()
         CRealtimeProbe_reset()
         CRealtimeProbe_armCurrentThread()
         let array = [Int](repeating: 7, count: Int.random(in: 100...200))
         CRealtimeProbe_disarmCurrentThread()
         #expect(array.count >= 100)
         #expect(CRealtimeProbe_read().allocations >= 1)
+    }
+
+    @Test("the probe counts every acquisition of the package's Locked, uncontended ones included (positive control)")
+    func probeCatchesLocked() throws {
+        try Probe.require()
+        let locked = Locked(0)
+        CRealtimeProbe_reset()
+        CRealtimeProbe_armCurrentThread()
+        for _ in 0..<5 { locked.withLock { $0 += 1 } }
+        CRealtimeProbe_disarmCurrentThread()
+        #expect(CRealtimeProbe_read().locks == 5)
+        #expect(CRealtimeProbe_read().syscalls == 0, "an uncontended Mutex makes no call: only the hook sees it")
+        #expect(locked.withLock { $0 } == 5)
+    }
+
+    @Test("the probe counts clock_gettime, read, write and nanosleep as system calls (positive control)")
+    func probeCatchesSystemCalls() throws {
+        try Probe.require()
+        let descriptor = open("/dev/zero", O_RDWR)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        var byte: UInt8 = 0
+        var time = timespec()
+        var pause = timespec(tv_sec: 0, tv_nsec: 1000)
+        let calls: [(String, () -> Void)] = [
+            ("clock_gettime", { clock_gettime(CLOCK_MONOTONIC, &time) }),
+            ("read", { _ = read(descriptor, &byte, 1) }),
+            ("write", { _ = write(descriptor, &byte, 1) }),
+            ("nanosleep", { nanosleep(&pause, nil) }),
+            ("syscall", { _ = CRealtimeProbe_rawSyscall() }),
+        ]
+        for (name, call) in calls {
+            CRealtimeProbe_reset()
+            CRealtimeProbe_armCurrentThread()
+            call()
+            CRealtimeProbe_disarmCurrentThread()
+            #expect(CRealtimeProbe_read().syscalls == 1, "\(name)")
+            #expect(String(cString: CRealtimeProbe_lastCall()) == name)
+        }
+    }
+
+    @Test("a thread that is neither armed nor watched is not counted")
+    func unarmedThreadsAreNotCounted() throws {
+        try Probe.require()
+        CRealtimeProbe_reset()
+        let locked = Locked(0)
+        locked.withLock { $0 += 1 }
+        free(strdup("not counted"))
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        let counts = CRealtimeProbe_read()
+        #expect(counts.allocations == 0 && counts.locks == 0 && counts.syscalls == 0)
+    }
+}
+
+/// The probe's switches: whether it interposes here, and the hook that shows it `Locked`.
+enum Probe {
+    /// Installs the hook through which every `Locked` acquisition is counted (idempotent).
+    static let hookInstalled: Bool = {
+        LockedProbe.setHook(CRealtimeProbe_noteLock)
+        return true
+    }()
+
+    /// Whether the probe's wrappers are the ones the process calls (not under a sanitizer).
+    static var isInterposing: Bool { CRealtimeProbe_isInterposing() != 0 }
+
+    /// Fails the test when the probe cannot count: reached only when the suite's condition let it run,
+    /// which in CI it always does.
+    static func require() throws {
+        _ = hookInstalled
+        try #require(
+            isInterposing,
+            "the real-time probe does not interpose libc in this build (sanitized: \(CRealtimeProbe_isSanitized() != 0))"
+        )
+    }
+}
+
+/// Whether every test must run: in CI (`CI=true`) or when Scripts/test sets `SHAREDSESSION_REQUIRE_ALL=1`.
+/// Then a missing daemon or a probe that cannot interpose fails the test instead of skipping it.
+enum Requirements {
+    static let all: Bool = {
+        func value(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+        return value("CI") == "true" || value("SHAREDSESSION_REQUIRE_ALL") == "1"
+    }()
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the probe's tests where the probe can count; skipped with this reason elsewhere (a
+    /// sanitizer build, whose runtime owns malloc), except in CI where they run and fail.
+    static var probeInterposes: Self {
+        .enabled(
+            "the real-time probe must interpose libc: not in a sanitizer build (in CI this runs and fails instead)"
+        ) { Requirements.all || Probe.isInterposing }
+    }
+}
+
+/// One forbidden thing a broken kernel could do inside `render(into:frames:)`.
+enum Fault: String, CaseIterable, Sendable, CustomStringConvertible {
+    case lockLocked = "takes the package's Locked"
+    case allocate = "allocates an array"
+    case readClock = "reads ContinuousClock.now (clock_gettime)"
+    case write = "writes to /dev/null"
+    case sleep = "sleeps 50 µs"
+    case waitOnContendedMutex = "waits on a Synchronization.Mutex another thread holds"
+
+    var description: String { rawValue }
+}
+
+/// A source that renders a 1 kHz tone at 0.5 and then does its ``Fault``: the kernel with a bug in it.
+final class MisbehavingSource: AudioSource {
+    let fault: Fault
+    private let tone: SineSource
+    private let locked = Locked(0)
+    private let sink = Atomic<Int>(0)
+    private let devNull: Int32
+    private let contended = ContendedMutex()
+    private let callbacks = Atomic<Int>(0)
+
+    init(_ fault: Fault) throws {
+        self.fault = fault
+        tone = try SineSource(frequency: 1000, amplitude: 0.5)
+        devNull = open("/dev/null", O_WRONLY)
+    }
+
+    deinit { close(devNull) }
+
+    func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        let rendered = tone.render(into: buffer, frames: frames)
+        let callback = callbacks.add(1, ordering: .relaxed).newValue
+        switch fault {
+        case .lockLocked:
+            locked.withLock { $0 += frames }
+        case .allocate:
+            let array = [Int](repeating: callback, count: frames)
+            sink.store(array[frames / 2], ordering: .relaxed)
+        case .readClock:
+            let now = ContinuousClock.now
+            sink.store(Int(now.hashValue & 0xff), ordering: .relaxed)
+        case .write:
+            var byte = UInt8(truncatingIfNeeded: callback)
+            sink.store(write(devNull, &byte, 1), ordering: .relaxed)
+        case .sleep:
+            usleep(50)
+        case .waitOnContendedMutex:
+            // Once (the first counted callback, after the warm-up): a holder thread takes the Mutex for
+            // 20 ms and this waits for it.
+            if callback == 2 { waitForHeldMutex() }
+        }
+        return rendered
+    }
+
+    private func waitForHeldMutex() {
+        CRealtimeProbe_disarmCurrentThread()  // setting the scene is not the fault
+        let holder = HolderThread(contended)
+        while !contended.ready.load(ordering: .acquiring) { sched_yield() }
+        CRealtimeProbe_armCurrentThread()
+        contended.mutex.withLock { $0 += 1 }
+        CRealtimeProbe_disarmCurrentThread()
+        holder.join()
+        CRealtimeProbe_armCurrentThread()
+    }
+}
+
+/// A Mutex one thread holds while another waits for it.
+private final class ContendedMutex: Sendable {
+    let mutex = Mutex(0)
+    let ready = Atomic<Bool>(false)
+}
+
+/// A thread that holds a ``ContendedMutex`` for 20 ms.
+private final class HolderThread: @unchecked Sendable {
+    // @unchecked: `handle` is written once in init before join() reads it; `contended` is Sendable.
+    private var handle = pthread_t()
+    private let contended: ContendedMutex
+
+    init(_ contended: ContendedMutex) {
+        self.contended = contended
+        let retained = Unmanaged.passRetained(self)
+        pthread_create(
+            &handle, nil,
+            { raw in
+                let thread = Unmanaged<HolderThread>.fromOpaque(raw!).takeRetainedValue()
+                thread.contended.mutex.withLock { _ in
+                    thread.contended.ready.store(true, ordering: .releasing)
+                    usleep(20_000)
+                }
+                return nil
+            }, retained.toOpaque())
+    }
+
+    func join() { pthread_join(handle, nil) }
+}
+
+/// Renders `sources` through `StreamRenderer`s as a real-time thread would, with the probe armed only
+/// around each render call: 6 rounds of 8 callbacks per stream at quanta of 256 to 8192 frames, with
+/// gain ramps, a paused round and a suspended round set between callbacks, as a control thread would.
+/// Measures what each callback rendered.
+struct KernelRun {
+    var counts = CRealtimeProbe_Counts()
+    var lastCall = ""
+    var voluntarySwitches: Int64 = 0
+    var callbacks = 0
+    /// Callbacks whose output's RMS was above −40 dBFS.
+    var audibleCallbacks = 0
+    /// Callbacks whose output was digital silence.
+    var silentCallbacks = 0
+    /// The lowest RMS of a callback expected to be heard.
+    var quietest = 0.0
+
+    static let quanta = [256, 1024, 4096, 8192, 1024, 333]
+
+    init(sources: [any AudioSource]) {
+        _ = Probe.hookInstalled
+        let renderers = sources.map { StreamRenderer(source: $0, gain: 1, paused: false) }
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: 8192 * 2)
+        defer { output.deallocate() }
+        // Warm-up on this thread first, as the real-time notes require (generic metadata, lazy globals).
+        for renderer in renderers { renderer.render(into: output, frames: 1024, accumulate: false, suspended: false) }
+        CRealtimeProbe_reset()
+        for (round, frames) in Self.quanta.enumerated() {
+            for renderer in renderers {
+                renderer.setGain(round % 2 == 0 ? 0.1 : 1, rampFrames: 7200)
+                renderer.setPaused(round == 3)
+                for index in 0..<8 {
+                    output.update(repeating: 0, count: frames * 2)
+                    let switches = CRealtimeProbe_voluntarySwitches()
+                    CRealtimeProbe_armCurrentThread()
+                    renderer.render(into: output, frames: frames, accumulate: true, suspended: round == 4)
+                    CRealtimeProbe_disarmCurrentThread()
+                    voluntarySwitches += CRealtimeProbe_voluntarySwitches() - switches
+                    callbacks += 1
+                    let samples = Array(UnsafeBufferPointer(start: output, count: frames * 2))
+                    let level = meter.rms(samples)
+                    if level > -40 { audibleCallbacks += 1 }
+                    if meter.isSilent(samples) && index > 0 { silentCallbacks += 1 }
+                    if round != 3 && round != 4 { quietest = min(quietest, level) }
+                }
+            }
+        }
+        counts = CRealtimeProbe_read()
+        lastCall = String(cString: CRealtimeProbe_lastCall())
+    }
+
+    /// No allocation, free, lock or system call, and no wait.
+    var isClean: Bool {
+        counts.allocations == 0 && counts.frees == 0 && counts.locks == 0 && counts.syscalls == 0
+            && voluntarySwitches == 0
+    }
+
+    var summary: String {
+        "\(callbacks) callbacks (\(audibleCallbacks) heard, \(silentCallbacks) silent), \(counts.allocations) allocations, "
+            + "\(counts.frees) frees, \(counts.locks) locks, \(counts.syscalls) system calls, "
+            + "\(voluntarySwitches) voluntary context switches; last counted call: \(lastCall.isEmpty ? "none" : lastCall)"
     }
 }

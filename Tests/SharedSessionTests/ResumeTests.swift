@@ -15,8 +15,8 @@ struct ResumeTests {
         let settled = stem.dropFirst(declick * 2)
         let lowest = settled.min() ?? 0
         let highest = settled.max() ?? 0
-        #expect(abs(Measure.decibels(lowest) - Measure.decibels(level)) < 0.1, comment)
-        #expect(abs(Measure.decibels(highest) - Measure.decibels(level)) < 0.1, comment)
+        #expect(abs(LevelMeter.decibels(Double(lowest)) - LevelMeter.decibels(Double(level))) < 0.1, comment)
+        #expect(abs(LevelMeter.decibels(Double(highest)) - LevelMeter.decibels(Double(level))) < 0.1, comment)
         // Not even the fade-in goes above the level: no flash.
         #expect((stem.max() ?? 0) <= level * 1.0001, comment)
     }

@@ -1,3 +1,4 @@
+import CRealtimeProbe
 import Foundation
 import SharedSession
 import SharedSessionTesting
@@ -50,7 +51,8 @@ struct VoiceActivityTests {
     /// Checks every frame of `stem` in `from..<to` milliseconds is within 0.1 dB of `level`.
     static func expectLevel(_ stem: [Float], _ from: Int, _ to: Int, _ level: Float, _ comment: Comment) {
         let frames = stride(from: frame(from) * 2, to: frame(to) * 2, by: 2).map { stem[$0] }
-        let worst = frames.map { abs(Measure.decibels($0) - Measure.decibels(level)) }.max() ?? .infinity
+        let worst =
+            frames.map { abs(LevelMeter.decibels(Double($0)) - LevelMeter.decibels(Double(level))) }.max() ?? .infinity
         #expect(worst < 0.1, comment)
     }
 
@@ -75,7 +77,7 @@ struct VoiceActivityTests {
         Self.expectLevel(stem, 1860, 2150, Self.full, "back up after hold + release in the long gap")
         Self.expectLevel(stem, 2171, 2400, Self.ducked, "down again with the next sentence")
         // The release is the policy's 400 ms ramp: no step larger than it allows.
-        #expect(Measure.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
+        #expect(meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
         duck.release()
     }
 
@@ -153,7 +155,7 @@ struct VoiceActivityTests {
         duck.release()
         stem = try scene.engine.render(duration: .milliseconds(1000)).stems[scene.main.id] ?? []
         Self.expectLevel(stem, 450, 1000, Self.full, "restored")
-        #expect(Measure.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(400)) * 1.01)
+        #expect(meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(400)) * 1.01)
     }
 
     @Test("following a stream that is not open is refused with unknownStream")
@@ -198,7 +200,55 @@ extension VoiceActivityTests {
         stem += try scene.engine.render(duration: .milliseconds(700)).stems[scene.main.id] ?? []
         Self.expectLevel(stem, 800, 1000, Self.full * 0.4 * 0.1, "ducked under the new volume")
         // The steepest allowed: the ducked level's change over the 20 ms attack.
-        #expect(Measure.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
+        #expect(meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
         duck.release()
+    }
+}
+
+extension RealtimeRenderTests {
+    @Test(
+        "a stream following another's activity, and the meter it reads, render with no allocation, lock or system call")
+    func voiceActivityKernelIsRealtimeSafe() throws {
+        try Probe.require()
+        let voiceSamples = VoiceActivityTests.bursts([(100, 0), (300, 0.3), (400, 0), (300, 0.3), (900, 0)])
+        let voice = StreamRenderer(
+            source: try PCMBufferSource(samples: voiceSamples, loops: true), gain: 1, paused: false)
+        let main = StreamRenderer(
+            source: try PCMBufferSource(samples: [0.5, 0.5], loops: true), gain: 1, paused: false)
+        let meter = try #require(voice.activityMeter())
+        meter.configure(threshold: 0.01, holdFrames: 14_400)
+        main.setActivityDuck(gain: 0.1, following: [meter], attack: .milliseconds(20), release: .milliseconds(400))
+        let output = UnsafeMutablePointer<Float>.allocate(capacity: 8192 * 2)
+        defer { output.deallocate() }
+        // Warm-up on this thread first, as the real-time notes require.
+        voice.render(into: output, frames: 1024, accumulate: false, suspended: false)
+        main.render(into: output, frames: 1024, accumulate: false, suspended: false)
+        CRealtimeProbe_reset()
+        var lowest: Float = 1
+        var highest: Float = 0
+        var callbacks = 0
+        for frames in [256, 1024, 4096, 333] {
+            for _ in 0..<24 {
+                CRealtimeProbe_armCurrentThread()
+                voice.render(into: output, frames: frames, accumulate: false, suspended: false)
+                main.render(into: output, frames: frames, accumulate: false, suspended: false)
+                CRealtimeProbe_disarmCurrentThread()
+                callbacks += 2
+                lowest = min(lowest, output[frames * 2 - 2])
+                highest = max(highest, output[frames * 2 - 2])
+            }
+        }
+        let counts = CRealtimeProbe_read()
+        print(
+            "[measure] voice-activity kernel: \(callbacks) callbacks, \(counts.allocations) allocations, "
+                + "\(counts.frees) frees, \(counts.locks) locks, \(counts.syscalls) syscalls; main between \(lowest) and \(highest)"
+        )
+        #expect(counts.allocations == 0, "last counted call: \(String(cString: CRealtimeProbe_lastCall()))")
+        #expect(counts.frees == 0)
+        #expect(counts.locks == 0)
+        #expect(counts.syscalls == 0, "last counted call: \(String(cString: CRealtimeProbe_lastCall()))")
+        // The main really followed the voice while counted: ducked to 0.05 and back to 0.5.
+        #expect(abs(lowest - 0.05) < 1e-4)
+        #expect(abs(highest - 0.5) < 1e-4)
     }
 }

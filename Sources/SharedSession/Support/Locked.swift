@@ -34,6 +34,7 @@ package struct Locked<Value>: ~Copyable, Sendable {
     package borrowing func withLock<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
+        LockedProbe.noteAcquisition()
         #if SHAREDSESSION_TSAN
             pthread_mutex_lock(lock.raw)
             defer { pthread_mutex_unlock(lock.raw) }
@@ -41,6 +42,28 @@ package struct Locked<Value>: ~Copyable, Sendable {
         #else
             return try mutex.withLock(body)
         #endif
+    }
+}
+
+/// The real-time probe's view of ``Locked``: an uncontended `Mutex` is one inlined compare-exchange
+/// that no interposed library call can see, so every acquisition calls this hook when one is set.
+/// Tests set it to `CRealtimeProbe_noteLock` (Tests/CRealtimeProbe), which counts the acquisition on
+/// an armed or watched thread; unset (everywhere else) it costs one relaxed atomic load.
+package enum LockedProbe {
+    /// The hook's address (0: none).
+    private static let hook = Atomic<UInt>(0)
+
+    /// Sets (or with nil removes) the function every acquisition calls.
+    package static func setHook(_ function: (@convention(c) () -> Void)?) {
+        hook.store(function.map { UInt(bitPattern: unsafeBitCast($0, to: Int.self)) } ?? 0, ordering: .relaxed)
+    }
+
+    @inline(__always)
+    static func noteAcquisition() {
+        let address = hook.load(ordering: .relaxed)
+        if address != 0 {
+            unsafeBitCast(Int(bitPattern: address), to: (@convention(c) () -> Void).self)()
+        }
     }
 }
 

@@ -8,8 +8,15 @@
 typedef struct {
     int64_t allocations;   // malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign
     int64_t frees;         // free of a non-NULL pointer
-    int64_t locks;         // pthread mutex, rwlock and cond waits, sem_wait
-    int64_t syscalls;      // libc syscall(): the futex path of Synchronization.Mutex and the runtime
+    int64_t locks;         // pthread mutex/rwlock/spin/cond waits, sem_wait, and every acquisition of the
+                           // package's `Locked` (through CRealtimeProbe_noteLock, which Locked calls when
+                           // the probe installs it)
+    int64_t syscalls;      // every libc entry point that reaches (or may reach) the kernel: syscall() (the
+                           // futex path of Synchronization.Mutex), read/write and their kin, open/close,
+                           // poll/epoll, ioctl, the clocks (clock_gettime, gettimeofday, time), the sleeps,
+                           // sched_yield, mmap/munmap/mprotect/madvise, eventfd, getpid/gettid, getrandom
+    int64_t callbacks;     // watched thread, in-callback counts only: process callbacks seen (one per
+                           // pw_stream_dequeue_buffer that returned a buffer)
 } CRealtimeProbe_Counts;
 
 /// Starts counting on the calling thread.
@@ -25,13 +32,35 @@ void CRealtimeProbe_unwatch(void);
 void CRealtimeProbe_reset(void);
 /// Reads the calling thread's armed counters (each armed thread counts only its own calls).
 CRealtimeProbe_Counts CRealtimeProbe_read(void);
-/// Zeroes the watched thread's counters.
+/// The name of the last call counted on the calling thread while armed ("" if none): names the culprit
+/// when a count is not 0.
+const char *CRealtimeProbe_lastCall(void);
+/// Zeroes the watched thread's counters (whole thread and in-callback).
 void CRealtimeProbe_resetWatched(void);
-/// Reads the watched thread's counters.
+/// Reads the watched thread's counters: everything the thread did, PipeWire's own loop included.
 CRealtimeProbe_Counts CRealtimeProbe_readWatched(void);
+/// Reads the watched thread's counters made inside process callbacks only: between a
+/// pw_stream_dequeue_buffer that returned a buffer and the pw_stream_queue_buffer that hands it back
+/// (the package's own code, not PipeWire's loop around it).
+CRealtimeProbe_Counts CRealtimeProbe_readWatchedInCallbacks(void);
+/// The name of the last call counted inside a callback on the watched thread ("" if none).
+const char *CRealtimeProbe_lastWatchedCall(void);
 /// Whether the probe's wrappers are the ones the process calls: allocates once on an armed thread
 /// and checks that it was counted (a positive control).
 int CRealtimeProbe_isInterposing(void);
+/// Whether this build runs under a sanitizer, whose runtime owns the libc entry points: the probe then
+/// defines none of them and counts nothing.
+int CRealtimeProbe_isSanitized(void);
+/// Counts one lock acquisition on the calling thread (armed or watched). The tests install it as
+/// `Locked`'s probe hook, so every acquisition of the package's own lock type is counted, even the
+/// uncontended ones that Synchronization.Mutex takes with a single compare-exchange and no call.
+void CRealtimeProbe_noteLock(void);
+/// Voluntary context switches of the calling thread so far (getrusage RUSAGE_THREAD): a thread that
+/// waited on anything (a futex, a sleep, a blocking read) gave up the CPU and this grows.
+int64_t CRealtimeProbe_voluntarySwitches(void);
+/// Calls syscall(SYS_getppid) through libc's syscall() (Swift cannot call a variadic function): a
+/// harmless system call for the probe's positive controls.
+long CRealtimeProbe_rawSyscall(void);
 /// The calling thread, for CRealtimeProbe_watchThread.
 pthread_t CRealtimeProbe_currentThread(void);
 

@@ -1,0 +1,201 @@
+public import SharedSession
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Levels measured in interleaved audio, as a person with a meter would take them: for tests that
+/// assert on what a listener hears rather than on the gains the code meant to apply.
+///
+/// A meter reads one channel of interleaved samples (the left one unless told otherwise) in frames
+/// of `AudioFormat.standard` by default. Every level is in dBFS: 0 dB is a full-scale square wave's
+/// RMS, a full-scale sine's peak and a full-scale sine's ``toneLevel(_:frequency:frames:)``; digital
+/// silence reads ``silence``. Ranges are in frames, so a position found in one call (a ramp's end, a
+/// recording's mark) is the start of the next.
+///
+/// ```swift
+/// let meter = LevelMeter()
+/// let stem = try engine.render(duration: .milliseconds(600)).stems[main.id] ?? []
+/// #expect(abs(meter.rms(stem, lastMilliseconds: 100) - (-29.03)) <= 0.1)   // a 0.5 sine ducked 20 dB
+/// #expect(meter.largestStep(stem) < 0.07)                                   // no click
+/// ```
+public struct LevelMeter: Sendable, Hashable {
+    /// The level reported for digital silence (and the floor of every level): −180 dBFS.
+    public static let silence: Double = -180
+
+    /// Frames per second of the audio measured.
+    public var sampleRate: Int
+    /// Samples per frame of the interleaved audio measured.
+    public var channels: Int
+    /// The channel measured, from 0.
+    public var channel: Int
+
+    /// A meter for interleaved audio of `channels` channels at `sampleRate`, reading `channel`.
+    /// The defaults are the engines' format, `AudioFormat.standard` (48 kHz stereo), left channel.
+    public init(
+        sampleRate: Int = AudioFormat.standard.sampleRate, channels: Int = AudioFormat.standard.channels,
+        channel: Int = 0
+    ) {
+        self.sampleRate = sampleRate
+        self.channels = max(channels, 1)
+        self.channel = min(max(channel, 0), max(channels, 1) - 1)
+    }
+
+    // MARK: units
+
+    /// 20·log10 of a linear amplitude, floored at ``silence``.
+    public static func decibels(_ amplitude: Double) -> Double {
+        max(20 * log10(Swift.max(abs(amplitude), 1e-9)), silence)
+    }
+
+    /// The linear amplitude of a level in dB.
+    public static func amplitude(decibels: Double) -> Double { pow(10, decibels / 20) }
+
+    /// Whole frames in `samples`.
+    public func frameCount(_ samples: [Float]) -> Int { samples.count / channels }
+
+    /// Frames in `milliseconds` at the meter's sample rate (rounded down).
+    public func frames(milliseconds: Double) -> Int { Int(milliseconds * Double(sampleRate) / 1000) }
+
+    /// Milliseconds that `frames` last at the meter's sample rate.
+    public func milliseconds(frames: Int) -> Double { Double(frames) * 1000 / Double(sampleRate) }
+
+    /// The frames of `samples` that `frames` names, clamped to what is there (all of them for nil).
+    public func clamp(_ frames: Range<Int>?, in samples: [Float]) -> Range<Int> {
+        let all = 0..<frameCount(samples)
+        guard let frames else { return all }
+        return frames.clamped(to: all)
+    }
+
+    /// The last `milliseconds` of `samples`, as a frame range.
+    public func last(milliseconds: Double, of samples: [Float]) -> Range<Int> {
+        let count = frameCount(samples)
+        return max(0, count - frames(milliseconds: milliseconds))..<count
+    }
+
+    // MARK: levels
+
+    /// The RMS amplitude (linear, 0…1 for in-range audio) of the measured channel over `frames`;
+    /// 0 for an empty range.
+    public func rmsAmplitude(_ samples: [Float], frames: Range<Int>? = nil) -> Double {
+        let range = clamp(frames, in: samples)
+        guard !range.isEmpty else { return 0 }
+        var sum = 0.0
+        for frame in range {
+            let value = Double(samples[frame &* channels &+ channel])
+            sum += value * value
+        }
+        return (sum / Double(range.count)).squareRoot()
+    }
+
+    /// The RMS level in dBFS of the measured channel over `frames` (a 0.5 sine: −9.03 dBFS).
+    public func rms(_ samples: [Float], frames: Range<Int>? = nil) -> Double {
+        Self.decibels(rmsAmplitude(samples, frames: frames))
+    }
+
+    /// The RMS level in dBFS of the last `milliseconds` of `samples`.
+    public func rms(_ samples: [Float], lastMilliseconds milliseconds: Double) -> Double {
+        rms(samples, frames: last(milliseconds: milliseconds, of: samples))
+    }
+
+    /// The largest absolute sample (linear) of the measured channel over `frames`; 0 for an empty range.
+    public func peakAmplitude(_ samples: [Float], frames: Range<Int>? = nil) -> Double {
+        var peak: Float = 0
+        for frame in clamp(frames, in: samples) { peak = max(peak, abs(samples[frame &* channels &+ channel])) }
+        return Double(peak)
+    }
+
+    /// The peak level in dBFS of the measured channel over `frames` (a 0.5 sine: −6.02 dBFS).
+    public func peak(_ samples: [Float], frames: Range<Int>? = nil) -> Double {
+        Self.decibels(peakAmplitude(samples, frames: frames))
+    }
+
+    /// The level in dBFS of the `frequency` component of the measured channel over `frames`, by the
+    /// Goertzel algorithm: the amplitude of that sine (a full-scale sine is 0 dB, a 0.5 sine −6.02 dB),
+    /// blind to other tones. Exact for windows that hold whole cycles of `frequency` (10 ms holds 10
+    /// cycles of 1 kHz); other tones leak into it unless the window holds whole cycles of them too.
+    public func toneLevel(_ samples: [Float], frequency: Double, frames: Range<Int>? = nil) -> Double {
+        let range = clamp(frames, in: samples)
+        guard !range.isEmpty else { return Self.silence }
+        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(sampleRate))
+        var s1 = 0.0
+        var s2 = 0.0
+        for frame in range {
+            let s = Double(samples[frame &* channels &+ channel]) + coefficient * s1 - s2
+            s2 = s1
+            s1 = s
+        }
+        let power = max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)
+        return Self.decibels(2 * power.squareRoot() / Double(range.count))
+    }
+
+    /// The ``toneLevel(_:frequency:frames:)`` of consecutive windows of `window` frames, one every
+    /// `hop` frames, over `frames`: a level-against-time curve. Each element is the window's first
+    /// frame and its level.
+    public func toneLevels(
+        _ samples: [Float], frequency: Double, window: Int, hop: Int, frames: Range<Int>? = nil
+    ) -> [(frame: Int, level: Double)] {
+        let range = clamp(frames, in: samples)
+        guard window > 0, hop > 0 else { return [] }
+        return stride(from: range.lowerBound, through: range.upperBound - window, by: hop).map {
+            ($0, toneLevel(samples, frequency: frequency, frames: $0..<($0 + window)))
+        }
+    }
+
+    /// Whether every sample of every channel over `frames` is exactly 0: digital silence, not just
+    /// quiet (an empty range is silent).
+    public func isSilent(_ samples: [Float], frames: Range<Int>? = nil) -> Bool {
+        let range = clamp(frames, in: samples)
+        return samples[(range.lowerBound &* channels)..<(range.upperBound &* channels)].allSatisfy { $0 == 0 }
+    }
+
+    // MARK: clicks and edges
+
+    /// The largest difference between consecutive samples of the measured channel over `frames`. A
+    /// sine of amplitude A at f Hz never steps more than 2πfA/sampleRate, so a gap, a jump or an
+    /// unramped gain change shows as a larger step.
+    public func largestStep(_ samples: [Float], frames: Range<Int>? = nil) -> Float {
+        let range = clamp(frames, in: samples)
+        guard range.count > 1 else { return 0 }
+        var largest: Float = 0
+        for frame in (range.lowerBound + 1)..<range.upperBound {
+            largest = max(
+                largest, abs(samples[frame &* channels &+ channel] - samples[(frame &- 1) &* channels &+ channel]))
+        }
+        return largest
+    }
+
+    /// The first frame in `frames` whose sample is at or below `threshold`, if any.
+    public func firstFrame(_ samples: [Float], atOrBelow threshold: Float, frames: Range<Int>? = nil) -> Int? {
+        clamp(frames, in: samples).first { samples[$0 &* channels &+ channel] <= threshold }
+    }
+
+    /// The first frame in `frames` whose sample is at or above `threshold`, if any.
+    public func firstFrame(_ samples: [Float], atOrAbove threshold: Float, frames: Range<Int>? = nil) -> Int? {
+        clamp(frames, in: samples).first { samples[$0 &* channels &+ channel] >= threshold }
+    }
+
+    /// The end of the first window of `window` frames (stepping `hop` frames) in `frames` where the
+    /// `frequency` tone is at or below `threshold` dBFS: when a fade down is heard to reach a level.
+    /// Nil if no window does.
+    public func firstWindowEnd(
+        _ samples: [Float], frequency: Double, atOrBelow threshold: Double, window: Int = 480, hop: Int = 48,
+        frames: Range<Int>? = nil
+    ) -> Int? {
+        toneLevels(samples, frequency: frequency, window: window, hop: hop, frames: frames)
+            .first { $0.level <= threshold }.map { $0.frame + window }
+    }
+
+    /// The end of the first window of `window` frames (stepping `hop` frames) in `frames` where the
+    /// `frequency` tone is at or above `threshold` dBFS: when a fade up or a start is heard. Nil if no
+    /// window does.
+    public func firstWindowEnd(
+        _ samples: [Float], frequency: Double, atOrAbove threshold: Double, window: Int = 480, hop: Int = 48,
+        frames: Range<Int>? = nil
+    ) -> Int? {
+        toneLevels(samples, frequency: frequency, window: window, hop: hop, frames: frames)
+            .first { $0.level >= threshold }.map { $0.frame + window }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import SharedSession
+import SharedSessionTesting
+import Testing
+
+/// Interleaved stereo of `frames` frames: `left(frame)` on the left, `right(frame)` on the right.
+private func stereo(_ frames: Int, left: (Int) -> Double, right: ((Int) -> Double)? = nil) -> [Float] {
+    var samples: [Float] = []
+    samples.reserveCapacity(frames * 2)
+    for frame in 0..<frames {
+        samples.append(Float(left(frame)))
+        samples.append(Float(right?(frame) ?? left(frame)))
+    }
+    return samples
+}
+
+private func sine(_ frequency: Double, _ amplitude: Double) -> (Int) -> Double {
+    { amplitude * sin(2 * Double.pi * frequency * Double($0) / 48_000) }
+}
+
+@Suite("LevelMeter")
+struct LevelMeterTests {
+    let meter = LevelMeter()
+
+    @Test("a 0.5 sine reads −9.03 dBFS RMS, −6.02 dBFS peak and −6.02 dBFS as a tone, to 0.001 dB")
+    func sineLevels() {
+        let samples = stereo(48_000, left: sine(1000, 0.5))
+        #expect(abs(meter.rms(samples) - (-9.0309)) < 0.001)
+        #expect(abs(meter.peak(samples) - (-6.0206)) < 0.001)
+        #expect(abs(meter.toneLevel(samples, frequency: 1000) - (-6.0206)) < 0.001)
+        #expect(abs(meter.rms(samples, lastMilliseconds: 100) - (-9.0309)) < 0.001)
+        #expect(meter.frameCount(samples) == 48_000)
+    }
+
+    @Test("the Goertzel level of one tone is blind to another over whole-cycle windows")
+    func tonesApart() {
+        let samples = stereo(4800, left: { sine(1000, 0.5)($0) + sine(3000, 0.25)($0) })
+        let tenMilliseconds = 0..<480
+        #expect(abs(meter.toneLevel(samples, frequency: 1000, frames: tenMilliseconds) - (-6.0206)) < 0.001)
+        #expect(abs(meter.toneLevel(samples, frequency: 3000, frames: tenMilliseconds) - (-12.0412)) < 0.001)
+        #expect(meter.toneLevel(samples, frequency: 2000, frames: tenMilliseconds) < -100)
+    }
+
+    @Test("each channel is read on its own")
+    func channels() {
+        let samples = stereo(4800, left: sine(1000, 0.5), right: sine(1000, 0.05))
+        #expect(abs(meter.toneLevel(samples, frequency: 1000) - (-6.0206)) < 0.001)
+        #expect(abs(LevelMeter(channel: 1).toneLevel(samples, frequency: 1000) - (-26.0206)) < 0.001)
+        #expect(LevelMeter(channels: 1).frameCount(samples) == 9600)
+    }
+
+    @Test("silence reads −180 dBFS and isSilent checks every channel")
+    func silence() {
+        var samples = [Float](repeating: 0, count: 9600)
+        #expect(meter.rms(samples) == LevelMeter.silence)
+        #expect(meter.toneLevel(samples, frequency: 1000) == LevelMeter.silence)
+        #expect(meter.isSilent(samples))
+        samples[9599] = 1e-6  // the right channel of the last frame
+        #expect(!meter.isSilent(samples))
+        #expect(meter.isSilent(samples, frames: 0..<4799))
+        #expect(meter.rms([]) == LevelMeter.silence)
+    }
+
+    @Test("the largest step of a sine is 2πfA/48000; a gap of one frame is far larger")
+    func largestStep() {
+        var samples = stereo(4800, left: sine(1000, 0.5))
+        let bound = Float(2 * Double.pi * 1000 * 0.5 / 48_000)
+        #expect(meter.largestStep(samples) <= bound)
+        #expect(meter.largestStep(samples) > bound * 0.99)
+        samples[2 * 12] = 0  // a dropped sample at a crest (frame 12 is 90° into the cycle)
+        #expect(meter.largestStep(samples) > 0.4)
+        #expect(meter.largestStep(samples, frames: 100..<4800) <= bound)
+    }
+
+    @Test("first frames and first windows at, below and above a threshold")
+    func edges() {
+        // A linear fade from 1 to 0 over 4800 frames, then 4800 frames of 0.
+        let samples = stereo(9600, left: { max(0, 1 - Double($0) / 4800) })
+        #expect(meter.firstFrame(samples, atOrBelow: 0.5) == 2400)
+        #expect(meter.firstFrame(samples, atOrAbove: 0.5, frames: 3000..<9600) == nil)
+        #expect(meter.firstFrame(samples, atOrAbove: 0.99) == 0)
+        let tone = stereo(9600, left: { sine(1000, 0.5)($0) * (Double($0) < 4800 ? 1 : 0.1) })
+        let end = meter.firstWindowEnd(tone, frequency: 1000, atOrBelow: -6.0206 - 19)
+        #expect(end.map { $0 > 4800 && $0 <= 4800 + 480 } == true, "\(String(describing: end))")
+        #expect(meter.firstWindowEnd(tone, frequency: 1000, atOrAbove: -6.1) == 480)
+        #expect(meter.firstWindowEnd(tone, frequency: 1000, atOrAbove: 0) == nil)
+        #expect(meter.toneLevels(tone, frequency: 1000, window: 480, hop: 480).count == 20)
+    }
+
+    @Test("units: decibels, amplitudes, frames and milliseconds")
+    func units() {
+        #expect(abs(LevelMeter.decibels(0.1) + 20) < 1e-9)
+        #expect(abs(LevelMeter.amplitude(decibels: -20) - 0.1) < 1e-12)
+        #expect(LevelMeter.decibels(0) == LevelMeter.silence)
+        #expect(meter.frames(milliseconds: 10) == 480)
+        #expect(meter.milliseconds(frames: 4800) == 100)
+        #expect(meter.last(milliseconds: 100, of: [Float](repeating: 0, count: 20_000)) == 5200..<10_000)
+    }
+}
+
+@Suite("EventLog")
+struct EventLogTests {
+    @Test("wait returns an event already logged at once, and one that arrives later from another task")
+    func waitFindsPastAndFutureEvents() async {
+        let log = EventLog<Int>()
+        log.append(1)
+        #expect(await log.wait { $0 == 1 } == 1)
+        let feeder = Task {
+            try? await Task.sleep(for: .milliseconds(30))
+            log.append(2)
+            log.append(3)
+        }
+        #expect(await log.wait(timeout: .seconds(5)) { $0 >= 3 } == 3)
+        await feeder.value
+        #expect(log.all == [1, 2, 3])
+        #expect(log.filter { $0 > 1 } == [2, 3])
+        #expect(log.count == 3)
+    }
+
+    // The time limit catches a wait that never gives up; how much later than its timeout it returns
+    // depends on the cooperative pool, which the CPU-heavy suites running beside it can keep busy.
+    @Test("wait gives up with nil once the timeout has passed", .timeLimit(.minutes(1)))
+    func waitTimesOut() async {
+        let log = EventLog<Int>()
+        let start = ContinuousClock.now
+        #expect(await log.wait(timeout: .milliseconds(50)) { $0 == 1 } == nil)
+        #expect(ContinuousClock.now - start >= .milliseconds(50))
+    }
+
+    @Test("wait after a mark ignores what came before it")
+    func waitAfterMark() async {
+        let log = EventLog<String>()
+        log.append("ducked")
+        let mark = log.count
+        #expect(await log.wait(timeout: .milliseconds(20), after: mark, for: { $0 == "ducked" }) == nil)
+        log.append("ducked")
+        #expect(await log.wait(timeout: .seconds(1), after: mark, for: { $0 == "ducked" }) == "ducked")
+    }
+
+    @Test("a cancelled wait returns nil")
+    func cancelledWait() async {
+        let log = EventLog<Int>()
+        let waiter = Task { await log.wait(timeout: .seconds(30)) { $0 == 1 } }
+        try? await Task.sleep(for: .milliseconds(20))
+        waiter.cancel()
+        #expect(await waiter.value == nil)
+    }
+
+    @Test("a log of a session receives its events in order and waits for a kind")
+    func sessionLog() async throws {
+        let session = SharedSession(engine: RecordingEngine())
+        let log = EventLog(session: session)
+        let lease = try session.acquire(.generic, owner: "feed")
+        let duck = session.duck(owner: "feed")
+        let ducked = await log.wait { $0.kind == .mainGainChanged(from: 1, to: 0.1) }
+        #expect(ducked?.cause == .duckLease(duck.id, owner: "feed"))
+        let mark = log.count
+        duck.release()
+        lease.release()
+        #expect(await log.wait(for: .deactivated(notifiedOthers: true), after: mark) != nil)
+        session.close()
+        #expect(await log.wait(for: .closed) != nil)
+        #expect(log.kinds.contains(.activated(.generic)))
+        #expect(log.kinds.last == .closed)
+    }
+}
