@@ -83,8 +83,7 @@ final class RecordedRun {
 /// The main stream's level in dB (relative to the source's full level) over the 10 ms before
 /// `frame`: 480 frames, ten whole periods of the 1 kHz sine.
 func level(_ stem: [Float], before frame: Int, fullScale: Float) -> Float {
-    let window = stem[(frame - 480) * 2..<frame * 2]
-    return max(-90, Measure.decibels(Measure.rms(window)) - Measure.decibels(fullScale))
+    Float(max(-90, meter.rms(stem, frames: (frame - 480)..<frame) - LevelMeter.decibels(Double(fullScale))))
 }
 
 @Suite("Sessions that can be replayed")
@@ -239,7 +238,7 @@ struct ReplayTests {
         let result = try SessionReplayer(recording).run()
         #expect(result.matched)
         let end = result.rendered.frames - 1
-        #expect(abs(Measure.decibels(result.mainLevel(atFrame: end)!) - Measure.decibels(0.1)) < 0.1)
+        #expect(abs(LevelMeter.decibels(Double(result.mainLevel(atFrame: end)!)) - LevelMeter.decibels(0.1)) < 0.1)
         // Who is ducking the movie: the ducks acquired and never given back.
         var live: [LeaseID: String] = [:]
         for event in result.events {
