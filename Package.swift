@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "SharedSession", targets: ["SharedSession"]),
         .library(name: "SharedSessionTesting", targets: ["SharedSessionTesting"]),
         .library(name: "SharedSessionPipeWire", targets: ["SharedSessionPipeWire"]),
+        .library(name: "SharedSessionMedia", targets: ["SharedSessionMedia"]),
         .executable(name: "watch-party", targets: ["WatchParty"]),
     ],
     dependencies: [
@@ -50,6 +51,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .systemLibrary(
+            name: "CFFmpeg",
+            pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]
+        ),
+        .target(
+            name: "CFFmpegShim",
+            dependencies: ["CFFmpeg"]
+        ),
+        .target(
+            name: "SharedSessionMedia",
+            dependencies: ["SharedSession", "CFFmpegShim"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "WatchParty",
             dependencies: [
@@ -81,7 +96,15 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedSessionPipeWireTests",
-            dependencies: ["SharedSession", "SharedSessionPipeWire", "SharedSessionTesting", "CRealtimeProbe"],
+            dependencies: [
+                "SharedSession", "SharedSessionPipeWire", "SharedSessionMedia", "SharedSessionTesting",
+                "CRealtimeProbe",
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SharedSessionMediaTests",
+            dependencies: ["SharedSession", "SharedSessionMedia", "CRealtimeProbe"],
             swiftSettings: strict
         ),
     ]

@@ -1,3 +1,4 @@
+import CRealtimeProbe
 import Testing
 
 @testable import SharedSession
@@ -262,5 +263,29 @@ extension SessionState {
     mutating func duck(owner: String, style: DuckStyle, at now: ContinuousClock.Instant) -> (LeaseID, [SessionEffect]) {
         let (result, effects) = duck(DuckRequest(owner: owner, style: style), at: now)
         return (try! result.get(), effects)
+    }
+}
+
+extension RealtimeRenderTests {
+    @Test("one duck request takes two of the package's locks, not counting event delivery, and none in the engine")
+    func duckLockCount() throws {
+        try Probe.require()
+        let engine = OfflineEngine()
+        let session = SharedSession(engine: engine)
+        let main = try session.openMainStream(source: try PCMBufferSource(samples: [0.5, 0.5], loops: true))
+        // Warm up: the first duck and release instantiate what the later ones reuse.
+        session.duck(owner: "warm-up").release()
+        CRealtimeProbe_reset()
+        CRealtimeProbe_armCurrentThread()
+        let duck = session.duck(owner: "feed")
+        CRealtimeProbe_disarmCurrentThread()
+        let withEvents = CRealtimeProbe_read().locks
+        // Delivery takes the event queue's lock to enqueue, to claim the drain and to take the batch and
+        // release the claim: 4 acquisitions with no subscriber; the state and the lane are the other 2.
+        print(
+            "[measure] one duck request: \(withEvents) acquisitions of the package's locks (state, lane, event queue)")
+        #expect(withEvents == 6)
+        #expect(try engine.render(frames: 1024).stems[main.id] != nil)
+        duck.release()
     }
 }

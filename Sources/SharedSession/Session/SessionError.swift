@@ -23,6 +23,8 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
             case sessionClosed
             case limitExceeded
             case invalidRecording
+            case mediaUnreadable
+            case noAudioTrack
         }
 
         private let base: Base
@@ -63,6 +65,11 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A session recording could not be read: malformed, from a newer format version, or naming a
         /// lease or stream it never opened. The message names the line.
         public static let invalidRecording = Code(.invalidRecording)
+        /// A media file could not be decoded: not a media file, damaged or truncated, or a codec this
+        /// FFmpeg build has no decoder for.
+        public static let mediaUnreadable = Code(.mediaUnreadable)
+        /// A media file has no audio track to play.
+        public static let noAudioTrack = Code(.noAudioTrack)
 
         public var description: String { base.rawValue }
     }

@@ -1,0 +1,324 @@
+import SharedSession
+import Synchronization
+
+/// The decoder side of a ``MediaFileSource``: decodes ahead into the ring, carries out seeks and
+/// loops, and turns what the render side counted into events.
+///
+/// It runs on the thread that makes the source until the first fill is done (so a file that does
+/// not decode fails there, with an error), then on the source's decoder thread until the source goes.
+final class DecoderLoop: @unchecked Sendable {
+    // @unchecked: every `var` below is touched by one thread at a time: the thread making the source
+    // until it starts the decoder thread (pthread_create orders the two), then only the decoder
+    // thread. The render side and the control side reach it only through `shared`'s atomics.
+
+    private enum Phase {
+        /// Reading and decoding the file.
+        case decoding
+        /// The file's frames are all decoded (some may wait in `pending`).
+        case endOfData
+        /// Every frame is in the ring and ``PlaybackShared/endWord`` says where it ends.
+        case ended
+    }
+
+    let shared: PlaybackShared
+    let hub: EventHub
+    let decoder: MediaDecoder
+
+    /// Decoded frames not yet in the ring (interleaved stereo), from `pendingOffset` samples on.
+    private var pending: [Float] = []
+    private var pendingOffset = 0
+    /// A loop marker to publish before the next frame is written.
+    private var pendingMarker: SegmentQueue.Marker?
+    /// Frames written to the ring so far (the next frame's ring index).
+    private var produced = 0
+    /// The media frame after the last decoded frame.
+    private var decodedMediaFrame = 0
+    private var phase = Phase.decoding
+    private var handledSeek = 0
+    /// A seek whose `seeked` event waits for its audio to be buffered.
+    private var unannouncedSeek: (generation: Int, target: Int)?
+    private var inErrorBurst = false
+    private var consecutiveFailures = 0
+    private var truncationReported = false
+
+    private var reportedUnderrunFrames = 0
+    private var reportedLoops = 0
+    private var reportedEnds = 0
+
+    /// Frames decoded ahead of the ring in one go.
+    private static let chunkFrames = 2048
+    /// Consecutive failed steps after which the file is given up on.
+    private static let failureLimit = 1000
+    /// How long the thread sleeps when the ring is full or the file ended.
+    static let idleNanoseconds = 2_000_000
+
+    init(shared: PlaybackShared, hub: EventHub, decoder: MediaDecoder) {
+        self.shared = shared
+        self.hub = hub
+        self.decoder = decoder
+    }
+
+    /// Fills the ring on the calling thread. Throws when the file yields no audio at all.
+    func prefill() throws(SessionError) {
+        var firstError: SessionError?
+        while phase != .ended {
+            if pendingFrames > 0, room == 0 { break }
+            if phase == .endOfData, produced == 0, pendingFrames == 0 { break }
+            guard pump(firstError: &firstError) else { break }
+        }
+        if produced == 0, pendingFrames == 0 {
+            if let firstError {
+                throw firstError
+            }
+            throw SessionError.mediaUnreadable(
+                decoder.path, "has an audio track (\(decoder.info)) with no audio in it",
+                fix: "check the file; a track of zero length cannot be played")
+        }
+        shared.seekBuffered.store(0, ordering: .releasing)
+    }
+
+    /// The decoder thread's body.
+    func run() {
+        while !shared.stop.load(ordering: .acquiring) {
+            var firstError: SessionError?
+            var worked = handleSeek()
+            worked = pump(firstError: &firstError) || worked
+            announceSeek()
+            reportRenderEvents()
+            if !worked {
+                sleepNanoseconds(Self.idleNanoseconds)
+            }
+        }
+    }
+
+    private var pendingFrames: Int { (pending.count - pendingOffset) / 2 }
+
+    /// Frames the decoder may write now. It keeps ``PlaybackShared/reserveFrames`` of the ring free
+    /// while the render side plays the current position, so that after a seek the new position's
+    /// first frames fit behind the stale ones at once (only the render side can drop those); until
+    /// the render side has taken up the latest seek, the reserve may be filled.
+    private var room: Int {
+        let free = shared.ring.availableToWrite
+        guard shared.renderSeek.load(ordering: .acquiring) == handledSeek else { return free }
+        return max(0, free - shared.reserveFrames)
+    }
+
+    // MARK: Decoding and writing
+
+    /// Does one round of work; false when there was none (ring full, or the file ended).
+    private func pump(firstError: inout SessionError?) -> Bool {
+        var worked = false
+        let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
+        if phase != .ended, end.heard, end.belongs(to: handledSeek) {
+            // The render side ended playback at a loop point (looping was switched off after the
+            // decoder had passed it): nothing more to decode until a seek.
+            pending.removeAll(keepingCapacity: true)
+            pendingOffset = 0
+            pendingMarker = nil
+            phase = .ended
+            shared.decoderFinished.store(true, ordering: .releasing)
+            return true
+        }
+        if let marker = pendingMarker {
+            guard shared.markers.push(marker) else { return false }
+            pendingMarker = nil
+            worked = true
+        }
+        if pendingFrames > 0 {
+            let count = min(pendingFrames, room)
+            let written = pending.withUnsafeBufferPointer { buffer in
+                shared.ring.write(UnsafeBufferPointer(rebasing: buffer[pendingOffset..<(pendingOffset + count * 2)]))
+            }
+            produced += written
+            pendingOffset += written * 2
+            if pendingOffset == pending.count {
+                pending.removeAll(keepingCapacity: true)
+                pendingOffset = 0
+            }
+            if written > 0 { worked = true }
+            if pendingFrames > 0 { return worked }
+        }
+        switch phase {
+        case .decoding:
+            decodeChunk(firstError: &firstError)
+            return true
+        case .endOfData:
+            reportTruncation()
+            if shared.looping.load(ordering: .relaxed) {
+                restartForLoop()
+            } else {
+                publishEnd()
+            }
+            return true
+        case .ended:
+            // Looping switched on before the render side reached the end: take the end back.
+            let (exchanged, _) =
+                shared.looping.load(ordering: .acquiring)
+                ? shared.endWord.compareExchange(
+                    expected: EndWord(seek: handledSeek, index: produced).rawValue,
+                    desired: EndWord(seek: handledSeek, index: nil).rawValue, ordering: .acquiringAndReleasing)
+                : (false, 0)
+            guard exchanged else {
+                // (The isLooping setter clears decoderFinished so that waiting hosts wait for this.)
+                if !shared.decoderFinished.load(ordering: .acquiring) {
+                    shared.decoderFinished.store(true, ordering: .releasing)
+                }
+                return worked
+            }
+            shared.decoderFinished.store(false, ordering: .releasing)
+            restartForLoop()
+            return true
+        }
+    }
+
+    private func decodeChunk(firstError: inout SessionError?) {
+        let delay = shared.decodeDelayNanoseconds.load(ordering: .relaxed)
+        while pendingFrames < Self.chunkFrames, phase == .decoding {
+            if delay > 0 { sleepNanoseconds(delay) }
+            switch decoder.step(into: &pending) {
+            case .produced(let frames):
+                decodedMediaFrame += frames
+                if let gap = decoder.takeGap(), !inErrorBurst {
+                    hub.emit(
+                        .decodeError(
+                            SessionError.mediaUnreadable(
+                                decoder.path,
+                                "is damaged: \(Self.seconds(gap.seconds)) of audio at \(Self.seconds(gap.at)) "
+                                    + "could not be read and plays as silence, so the clock stays in step",
+                                fix: "re-encode or download the file again")))
+                }
+                if frames > 0 {
+                    inErrorBurst = false
+                    consecutiveFailures = 0
+                }
+            case .endOfFile:
+                phase = .endOfData
+            case .failed(let error, let fatal):
+                consecutiveFailures += 1
+                if firstError == nil { firstError = error }
+                // One event per damaged stretch, not one per packet.
+                if !inErrorBurst {
+                    inErrorBurst = true
+                    hub.emit(.decodeError(error))
+                }
+                if fatal || consecutiveFailures >= Self.failureLimit {
+                    if !fatal {
+                        hub.emit(
+                            .decodeError(
+                                SessionError.mediaUnreadable(
+                                    decoder.path,
+                                    "is damaged beyond \(Self.failureLimit) packets in a row; playback ends there",
+                                    fix: "re-encode or download the file again")))
+                    }
+                    phase = .endOfData
+                }
+            }
+        }
+    }
+
+    /// Every frame is written: says where the file ends, for the seek handled.
+    private func publishEnd() {
+        shared.endWord.store(EndWord(seek: handledSeek, index: produced).rawValue, ordering: .releasing)
+        shared.decoderFinished.store(true, ordering: .releasing)
+        phase = .ended
+    }
+
+    private func restartForLoop() {
+        if let error = decoder.seek(toSeconds: 0) {
+            hub.emit(.decodeError(error))
+            publishEnd()
+            return
+        }
+        pendingMarker = SegmentQueue.Marker(index: produced, mediaFrame: 0, generation: handledSeek)
+        decodedMediaFrame = 0
+        truncationReported = false
+        phase = .decoding
+    }
+
+    /// A file whose audio stops well before the length its header gives was cut short or damaged
+    /// beyond where the demuxer can resynchronise: say so once.
+    private func reportTruncation() {
+        guard !truncationReported, let duration = decoder.duration else { return }
+        truncationReported = true
+        let expected = AudioFormat.standard.frames(in: duration)
+        let tolerance = max(AudioFormat.standard.sampleRate / 4, expected / 50)
+        guard decodedMediaFrame < expected - tolerance else { return }
+        let format = AudioFormat.standard
+        let heard = Double(decodedMediaFrame) / Double(format.sampleRate)
+        let said = Double(expected) / Double(format.sampleRate)
+        hub.emit(
+            .decodeError(
+                SessionError.mediaUnreadable(
+                    decoder.path,
+                    "is truncated or damaged: its audio stops at \(Self.seconds(heard)) but the file says "
+                        + "\(Self.seconds(said))",
+                    fix: "download or copy the file again; playback ends where the file can no longer be read")))
+    }
+
+    // MARK: Seeking
+
+    private func handleSeek() -> Bool {
+        let generation = shared.seekRequest.load(ordering: .acquiring)
+        guard generation != handledSeek else { return false }
+        let target = shared.seekTarget.load(ordering: .acquiring)
+        handledSeek = generation
+        pending.removeAll(keepingCapacity: true)
+        pendingOffset = 0
+        pendingMarker = nil
+        inErrorBurst = false
+        consecutiveFailures = 0
+        truncationReported = false
+        decodedMediaFrame = target
+        shared.decoderFinished.store(false, ordering: .releasing)
+        if let error = decoder.seek(toSeconds: Double(target) / Double(AudioFormat.standard.sampleRate)) {
+            hub.emit(.decodeError(error))
+            publishEnd()
+        } else {
+            shared.endWord.store(EndWord(seek: generation, index: nil).rawValue, ordering: .releasing)
+            phase = .decoding
+        }
+        // Frames before `produced` are stale; the render side drops them when it sees this seek.
+        shared.discardBefore.store(produced, ordering: .relaxed)
+        shared.appliedTarget.store(target, ordering: .relaxed)
+        shared.seekApplied.store(generation, ordering: .releasing)
+        unannouncedSeek = (generation, target)
+        return true
+    }
+
+    /// Sends `seeked` once the new position's audio fills the ring (or the file ended).
+    private func announceSeek() {
+        guard let seek = unannouncedSeek else { return }
+        let full = pendingFrames > 0 && room == 0
+        guard full || phase == .ended else { return }
+        unannouncedSeek = nil
+        guard seek.generation == shared.seekRequest.load(ordering: .acquiring) else { return }
+        shared.seekBuffered.store(seek.generation, ordering: .releasing)
+        hub.emit(.seeked(to: AudioFormat.standard.duration(ofFrames: seek.target)))
+    }
+
+    // MARK: Events from the render side
+
+    private func reportRenderEvents() {
+        let underrun = shared.underrunFrames.load(ordering: .relaxed)
+        if underrun > reportedUnderrunFrames {
+            hub.emit(.underrun(frames: underrun - reportedUnderrunFrames))
+            reportedUnderrunFrames = underrun
+        }
+        let loops = shared.loopsHeard.load(ordering: .relaxed)
+        while reportedLoops < loops {
+            reportedLoops += 1
+            hub.emit(.looped)
+        }
+        let ends = shared.endsHeard.load(ordering: .relaxed)
+        while reportedEnds < ends {
+            reportedEnds += 1
+            hub.emit(.endOfStream)
+        }
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        let milliseconds = Int((value * 1000).rounded())
+        let fraction = String(milliseconds % 1000)
+        return "\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
+    }
+}

@@ -1,0 +1,456 @@
+internal import CFFmpeg
+internal import CFFmpegShim
+import SharedSession
+
+/// FFmpeg's demuxer, decoder and resampler for the audio track of one file, producing interleaved
+/// float stereo at 48 kHz. Used by one thread at a time: the thread that makes the source, then the
+/// decoder thread. Not for the render thread (it allocates, and FFmpeg takes locks).
+final class MediaDecoder {
+    /// What one ``step(into:)`` did.
+    enum Step {
+        /// Appended this many frames (0 when a packet of another stream was skipped, the decoder
+        /// wanted more input, or a decoded frame fell before a seek target).
+        case produced(Int)
+        /// No more frames: the file ended and the decoder and resampler were drained into the buffer.
+        case endOfFile
+        /// Part of the file could not be read or decoded. `fatal` when reading cannot go on.
+        case failed(SessionError, fatal: Bool)
+    }
+
+    let path: String
+    let info: MediaInfo
+    /// The track's duration, when the container or the stream says.
+    let duration: Duration?
+
+    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private var codec: UnsafeMutablePointer<AVCodecContext>?
+    private var resampler: OpaquePointer?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    private let streamIndex: Int32
+    private let timeBase: AVRational
+    private let startTimestamp: Int64
+    private let outputRate = Int32(AudioFormat.standard.sampleRate)
+
+    // What the resampler was made for; a stream may change it mid-way.
+    private var inputFormat: Int32 = -1
+    private var inputRate: Int32 = 0
+    private var inputLayout = AVChannelLayout()
+
+    private var draining = false
+    private var finished = false
+    /// Media time in seconds before which decoded audio is dropped (after a seek).
+    private var dropUntil: Double?
+    /// Consecutive reads that failed with something other than end of file.
+    private var readFailures = 0
+    /// Whether `packet` holds a packet the decoder asked to be sent again (EAGAIN).
+    private var holdingPacket = false
+    /// Where (in seconds of media time) the next decoded frame should start, from the last one.
+    private var expectedStart: Double?
+    /// A stretch of media time the file skipped (a damaged Ogg page the demuxer dropped), filled with
+    /// silence so the clock stays on media time; taken by ``takeGap()``.
+    private var gap: (at: Double, seconds: Double)?
+    /// Gaps shorter than this are timestamp jitter, not missing audio.
+    private static let gapThreshold = 0.02
+
+    private static let noTimestamp = CFFmpegShim_noTimestamp()
+
+    /// Opens `path` and prepares its best audio track for decoding.
+    init(path: String) throws(SessionError) {
+        self.path = path
+        _ = CFFmpegShim_lowerDefaultLogLevel(-8)  // AV_LOG_QUIET: errors are reported as SessionErrors
+
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        let opened = avformat_open_input(&format, path, nil, nil)
+        guard opened >= 0, let format else {
+            throw Self.openError(path: path, code: opened)
+        }
+        // What is made is kept in locals (and freed by `cleanup` on a throw) until nothing can fail.
+        var cleanup = Cleanup(format: format)
+
+        let found = avformat_find_stream_info(format, nil)
+        guard found >= 0 else {
+            throw SessionError.mediaUnreadable(
+                path, "could not be read as media (\(SessionError.describeFFmpegError(found)))",
+                fix: "check that it is a complete audio or video file; re-encode it with ffmpeg if it is damaged")
+        }
+        let containerName = format.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
+
+        var decoderPointer: UnsafePointer<AVCodec>?
+        let best = av_find_best_stream(format, AVMEDIA_TYPE_AUDIO, -1, -1, &decoderPointer, 0)
+        if best == CFFmpegShim_errorStreamNotFound() || best < 0 && best != CFFmpegShim_errorDecoderNotFound() {
+            throw SessionError.noAudioTrack(
+                path,
+                "has no audio track (FFmpeg reads it as '\(containerName)' with "
+                    + "\(Self.streamSummary(format)))",
+                fix: "play the file without a SharedSession audio source, or give it an audio track")
+        }
+        guard let stream = CFFmpegShim_stream(format, UInt32(max(best, 0))), let parameters = stream.pointee.codecpar
+        else {
+            throw SessionError.mediaUnreadable(
+                path, "has an audio track FFmpeg cannot describe", fix: "re-encode it with ffmpeg")
+        }
+        let codecName = String(cString: avcodec_get_name(parameters.pointee.codec_id))
+        guard best >= 0, let decoderPointer else {
+            throw SessionError.mediaUnreadable(
+                path,
+                "has an audio track in codec '\(codecName)' that this FFmpeg build (libavcodec "
+                    + "\(Self.libraryVersion(avcodec_version()))) has no decoder for",
+                fix: "re-encode the audio to a supported codec (for instance `ffmpeg -i IN -c:v copy -c:a aac OUT`)")
+        }
+        streamIndex = best
+        timeBase = stream.pointee.time_base
+        startTimestamp = stream.pointee.start_time == Self.noTimestamp ? 0 : stream.pointee.start_time
+        // Only the audio track's packets are wanted; the demuxer may skip the others cheaply.
+        for index in 0..<format.pointee.nb_streams where Int32(index) != best {
+            CFFmpegShim_stream(format, index)?.pointee.discard = AVDISCARD_ALL
+        }
+
+        guard let codec = avcodec_alloc_context3(decoderPointer) else {
+            throw SessionError.mediaUnreadable(path, "could not get a decoder context", fix: "free some memory")
+        }
+        cleanup.codec = codec
+        let copied = avcodec_parameters_to_context(codec, parameters)
+        guard copied >= 0 else {
+            throw SessionError.mediaUnreadable(
+                path, "has '\(codecName)' parameters FFmpeg rejects (\(SessionError.describeFFmpegError(copied)))",
+                fix: "re-encode it with ffmpeg")
+        }
+        codec.pointee.pkt_timebase = stream.pointee.time_base
+        CFFmpegShim_setStrictErrorRecognition(codec)
+        let codecOpened = avcodec_open2(codec, decoderPointer, nil)
+        guard codecOpened >= 0 else {
+            throw SessionError.mediaUnreadable(
+                path,
+                "has a '\(codecName)' audio track the decoder refuses (\(SessionError.describeFFmpegError(codecOpened)))",
+                fix: "re-encode the audio to a supported codec (for instance `ffmpeg -i IN -c:v copy -c:a aac OUT`)")
+        }
+        guard codec.pointee.sample_rate > 0, codec.pointee.ch_layout.nb_channels > 0 else {
+            throw SessionError.mediaUnreadable(
+                path,
+                "has a '\(codecName)' audio track with \(codec.pointee.sample_rate) Hz and "
+                    + "\(codec.pointee.ch_layout.nb_channels) channels",
+                fix: "re-encode it with ffmpeg; the track's header is damaged")
+        }
+        cleanup.packet = av_packet_alloc()
+        cleanup.frame = av_frame_alloc()
+        guard cleanup.packet != nil, cleanup.frame != nil else {
+            throw SessionError.mediaUnreadable(path, "could not get decoding buffers", fix: "free some memory")
+        }
+
+        var layoutName = [CChar](repeating: 0, count: 64)
+        _ = layoutName.withUnsafeMutableBufferPointer {
+            av_channel_layout_describe(&codec.pointee.ch_layout, $0.baseAddress, $0.count)
+        }
+        info = MediaInfo(
+            container: containerName,
+            codec: codecName,
+            sampleRate: Int(codec.pointee.sample_rate),
+            channels: Int(codec.pointee.ch_layout.nb_channels),
+            channelLayout: layoutName.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+
+        if stream.pointee.duration != Self.noTimestamp, stream.pointee.duration > 0 {
+            duration = Self.duration(seconds: Double(stream.pointee.duration) * Self.seconds(timeBase))
+        } else if format.pointee.duration != Self.noTimestamp, format.pointee.duration > 0 {
+            duration = Self.duration(seconds: Double(format.pointee.duration) / 1_000_000)
+        } else {
+            duration = nil
+        }
+        cleanup.resampler = try Self.makeResampler(
+            path: path, format: codec.pointee.sample_fmt.rawValue, rate: codec.pointee.sample_rate,
+            layout: &codec.pointee.ch_layout)
+        inputFormat = codec.pointee.sample_fmt.rawValue
+        inputRate = codec.pointee.sample_rate
+        _ = av_channel_layout_copy(&inputLayout, &codec.pointee.ch_layout)
+        self.format = format
+        self.codec = codec
+        self.resampler = cleanup.resampler
+        self.packet = cleanup.packet
+        self.frame = cleanup.frame
+        cleanup.disarm()
+    }
+
+    deinit {
+        if resampler != nil { swr_free(&resampler) }
+        if frame != nil { av_frame_free(&frame) }
+        if packet != nil { av_packet_free(&packet) }
+        if codec != nil { avcodec_free_context(&codec) }
+        if format != nil { avformat_close_input(&format) }
+        av_channel_layout_uninit(&inputLayout)
+    }
+
+    /// Decodes a little more of the file and appends what it made to `output` (interleaved stereo).
+    func step(into output: inout [Float]) -> Step {
+        guard !finished, let codec, let frame, let packet, let format else { return .endOfFile }
+        let received = avcodec_receive_frame(codec, frame)
+        if received >= 0 {
+            defer { av_frame_unref(frame) }
+            return convert(frame, into: &output)
+        }
+        if received == CFFmpegShim_errorEndOfFile() {
+            // The decoder is drained: what the resampler still holds is the file's last frames.
+            finished = true
+            _ = appendConverted(nil, into: &output)
+            return .endOfFile
+        }
+        if received != CFFmpegShim_errorAgain() {
+            return .failed(damaged("a frame could not be decoded", received), fatal: false)
+        }
+        if draining {
+            finished = true
+            return .endOfFile
+        }
+
+        if holdingPacket {
+            // The decoder refused this packet until its frames were taken; they were: send it again.
+            return send(packet, to: codec)
+        }
+        let read = av_read_frame(format, packet)
+        if read < 0 {
+            if read != CFFmpegShim_errorEndOfFile() {
+                readFailures += 1
+                if readFailures < 32 {
+                    return .failed(damaged("a packet could not be read", read), fatal: false)
+                }
+            }
+            draining = true
+            _ = avcodec_send_packet(codec, nil)
+            if read != CFFmpegShim_errorEndOfFile() {
+                return .failed(damaged("reading stopped after repeated errors", read), fatal: false)
+            }
+            return .produced(0)
+        }
+        readFailures = 0
+        guard packet.pointee.stream_index == streamIndex else {
+            av_packet_unref(packet)
+            return .produced(0)
+        }
+        return send(packet, to: codec)
+    }
+
+    /// Sends the packet read to the decoder: kept for another try if the decoder has no room yet,
+    /// dropped (and reported) if the decoder finds it damaged.
+    private func send(
+        _ packet: UnsafeMutablePointer<AVPacket>, to codec: UnsafeMutablePointer<AVCodecContext>
+    ) -> Step {
+        let sent = avcodec_send_packet(codec, packet)
+        holdingPacket = sent == CFFmpegShim_errorAgain()
+        if holdingPacket { return .produced(0) }
+        av_packet_unref(packet)
+        if sent < 0 {
+            return .failed(damaged("a damaged packet was dropped", sent), fatal: false)
+        }
+        return .produced(0)
+    }
+
+    /// Moves to `seconds` of media time (0: the start). Frames before it are dropped when decoded,
+    /// so the first frame appended afterwards is the one at `seconds`.
+    func seek(toSeconds seconds: Double) -> SessionError? {
+        guard let format, let codec else { return nil }
+        let target = startTimestamp + Int64((seconds / Self.seconds(timeBase)).rounded(.down))
+        var result = av_seek_frame(format, streamIndex, target, Int32(AVSEEK_FLAG_BACKWARD))
+        if result < 0 {
+            // Some demuxers refuse a keyframe seek (FLAC without a seek table near its end): try the
+            // generic path, then any frame before the target, then the start. Frames before the
+            // target are decoded and dropped, so each lands on the same frame, only slower.
+            result = avformat_seek_file(format, streamIndex, Int64.min, target, target, 0)
+        }
+        if result < 0 {
+            result = av_seek_frame(format, streamIndex, target, Int32(AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY))
+        }
+        if result < 0 {
+            result = avformat_seek_file(format, streamIndex, Int64.min, startTimestamp, startTimestamp, 0)
+        }
+        guard result >= 0 else {
+            return SessionError.mediaUnreadable(
+                path, "cannot seek to \(seconds) s (\(SessionError.describeFFmpegError(result)))",
+                fix: "remux the file with ffmpeg so its container has an index (`ffmpeg -i IN -c copy OUT`)")
+        }
+        avcodec_flush_buffers(codec)
+        if holdingPacket, let packet { av_packet_unref(packet) }
+        holdingPacket = false
+        if let resampler { _ = swr_init(resampler) }  // drops the delay line of the old position
+        draining = false
+        finished = false
+        readFailures = 0
+        dropUntil = seconds > 0 ? seconds : nil
+        expectedStart = nil
+        gap = nil
+        return nil
+    }
+
+    /// The last stretch of missing media that was played as silence, if any since the last call.
+    func takeGap() -> (at: Double, seconds: Double)? {
+        defer { gap = nil }
+        return gap
+    }
+
+    // MARK: Conversion
+
+    private func convert(_ frame: UnsafeMutablePointer<AVFrame>, into output: inout [Float]) -> Step {
+        if CFFmpegShim_frameMatches(frame, inputFormat, inputRate, &inputLayout) == 0 {
+            do {
+                let made = try Self.makeResampler(
+                    path: path, format: frame.pointee.format, rate: frame.pointee.sample_rate,
+                    layout: &frame.pointee.ch_layout)
+                if resampler != nil { swr_free(&resampler) }
+                resampler = made
+                inputFormat = frame.pointee.format
+                inputRate = frame.pointee.sample_rate
+                av_channel_layout_uninit(&inputLayout)
+                _ = av_channel_layout_copy(&inputLayout, &frame.pointee.ch_layout)
+            } catch {
+                return .failed(error, fatal: true)
+            }
+        }
+        var dropFrames = 0
+        var silenceFrames = 0
+        let timestamp = frame.pointee.best_effort_timestamp
+        let length = Double(frame.pointee.nb_samples) / Double(max(1, frame.pointee.sample_rate))
+        if timestamp != Self.noTimestamp {
+            let start = Double(timestamp - startTimestamp) * Self.seconds(timeBase)
+            if let target = dropUntil {
+                if start + length <= target { return .produced(0) }
+                if start < target { dropFrames = Int(((target - start) * Double(outputRate)).rounded()) }
+            } else if let expected = expectedStart, start - expected > Self.gapThreshold {
+                // Media the demuxer skipped: silence in its place keeps the clock on media time.
+                let missing = min(start - expected, 10)
+                silenceFrames = Int((missing * Double(outputRate)).rounded())
+                gap = (expected, missing)
+            }
+            expectedStart = start + length
+        } else if let expected = expectedStart {
+            expectedStart = expected + length
+        }
+        dropUntil = nil
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: silenceFrames * 2))
+        let decoded = output.count
+        let result = appendConverted(frame, into: &output)
+        guard result >= 0 else {
+            output.removeSubrange(start...)
+            return .failed(damaged("a frame could not be converted to 48 kHz stereo", result), fatal: false)
+        }
+        // Garbage is never played: a decoder that concealed damage with non-finite samples loses the frame.
+        if output[decoded...].contains(where: { !$0.isFinite }) {
+            output.removeSubrange(decoded...)
+            return .failed(
+                damaged("a decoded frame held non-finite samples and was dropped", CFFmpegShim_errorInvalidData()),
+                fatal: false)
+        }
+        if dropFrames > 0 {
+            output.removeSubrange(decoded..<min(output.count, decoded + dropFrames * 2))
+        }
+        return .produced((output.count - start) / 2)
+    }
+
+    /// swr_convert of `frame` (nil: flush) appended to `output`; returns frames or an AVERROR.
+    private func appendConverted(_ frame: UnsafeMutablePointer<AVFrame>?, into output: inout [Float]) -> Int32 {
+        guard let resampler else { return 0 }
+        let capacity = max(0, CFFmpegShim_outputCapacity(resampler, frame?.pointee.nb_samples ?? 0)) + 32
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: Int(capacity) * 2))
+        let converted = output.withUnsafeMutableBufferPointer { buffer in
+            CFFmpegShim_convert(resampler, frame, buffer.baseAddress! + start, capacity)
+        }
+        output.removeSubrange((start + Int(max(0, converted)) * 2)...)
+        return converted
+    }
+
+    private static func makeResampler(
+        path: String, format: Int32, rate: Int32, layout: UnsafePointer<AVChannelLayout>
+    ) throws(SessionError) -> OpaquePointer {
+        var resampler: OpaquePointer?
+        let made = CFFmpegShim_makeStereoResampler(
+            &resampler, layout, format, rate, Int32(AudioFormat.standard.sampleRate))
+        guard made >= 0, let resampler else {
+            throw SessionError.mediaUnreadable(
+                path,
+                "has audio at \(rate) Hz, \(layout.pointee.nb_channels) channels that cannot be converted "
+                    + "to 48 kHz stereo (\(SessionError.describeFFmpegError(made)))",
+                fix: "re-encode the audio with ffmpeg (for instance `-ar 48000 -ac 2`)")
+        }
+        return resampler
+    }
+
+    private func damaged(_ what: String, _ code: Int32) -> SessionError {
+        SessionError.mediaUnreadable(
+            path, "is damaged or truncated: \(what) (\(SessionError.describeFFmpegError(code)))",
+            fix: "re-encode or download the file again; playback goes on where the file can be read")
+    }
+
+    // MARK: Helpers
+
+    private static func openError(path: String, code: Int32) -> SessionError {
+        switch code {
+        case CFFmpegShim_errorNoSuchFile():
+            return .mediaFileMissing(
+                path, "does not exist", fix: "check the path (relative paths start at the working directory)")
+        case CFFmpegShim_errorPermission():
+            return .mediaFileMissing(
+                path, "cannot be read (permission denied)", fix: "make it readable by this process")
+        case CFFmpegShim_errorIsDirectory():
+            return .mediaFileMissing(path, "is a directory", fix: "name a media file inside it")
+        default:
+            return .mediaUnreadable(
+                path,
+                "is not a media file FFmpeg can read, or its header or index is damaged or missing "
+                    + "(\(SessionError.describeFFmpegError(code)))",
+                fix: "pass an audio or video file (WAV, FLAC, Ogg, Opus, MP3, MP4, MKV, WebM); if it is one, it is "
+                    + "incomplete or damaged: copy or download it again")
+        }
+    }
+
+    private static func streamSummary(_ format: UnsafeMutablePointer<AVFormatContext>) -> String {
+        var counts: [String: Int] = [:]
+        for index in 0..<format.pointee.nb_streams {
+            guard let parameters = CFFmpegShim_stream(format, index)?.pointee.codecpar else { continue }
+            let type = av_get_media_type_string(parameters.pointee.codec_type).map { String(cString: $0) } ?? "other"
+            counts[type, default: 0] += 1
+        }
+        if counts.isEmpty { return "no streams" }
+        return counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key) stream\($0.value == 1 ? "" : "s")" }
+            .joined(separator: ", ")
+    }
+
+    private static func libraryVersion(_ version: UInt32) -> String {
+        "\(version >> 16).\((version >> 8) & 0xff).\(version & 0xff)"
+    }
+
+    static func seconds(_ rational: AVRational) -> Double {
+        rational.den == 0 ? 0 : Double(rational.num) / Double(rational.den)
+    }
+
+    static func duration(seconds: Double) -> Duration {
+        .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+
+    /// Frees what a failed init made (deinit does not run for an object whose init threw before
+    /// every stored property was set).
+    private struct Cleanup: ~Copyable {
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        var codec: UnsafeMutablePointer<AVCodecContext>?
+        var resampler: OpaquePointer?
+        var packet: UnsafeMutablePointer<AVPacket>?
+        var frame: UnsafeMutablePointer<AVFrame>?
+        private var armed = true
+
+        init(format: UnsafeMutablePointer<AVFormatContext>) { self.format = format }
+
+        mutating func disarm() { armed = false }
+
+        deinit {
+            guard armed else { return }
+            var resampler = resampler
+            var frame = frame
+            var packet = packet
+            var codec = codec
+            var format = format
+            if resampler != nil { swr_free(&resampler) }
+            if frame != nil { av_frame_free(&frame) }
+            if packet != nil { av_packet_free(&packet) }
+            if codec != nil { avcodec_free_context(&codec) }
+            if format != nil { avformat_close_input(&format) }
+        }
+    }
+}

@@ -1,0 +1,497 @@
+public import SharedSession
+import Synchronization
+
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+
+/// An `AudioSource` that plays the audio track of a media file: an audio file (WAV,
+/// FLAC, Ogg Vorbis, Opus, MP3) or the soundtrack of a video (MP4/AAC, MKV, WebM/Opus), decoded by
+/// FFmpeg and converted to `AudioFormat.standard` (48 kHz stereo float) whatever the
+/// file's rate and channel layout.
+///
+/// ```swift
+/// let movie = try MediaFileSource(path: "movie.mp4")
+/// let main = try session.openMainStream(source: movie)
+/// movie.play()
+/// // each video frame: show the frame whose timestamp matches movie.clock
+/// ```
+///
+/// ## Threads
+/// - A decoder thread of the source's own decodes ahead into an `AudioRingBuffer`
+///   of ``bufferFrames`` frames. The render side (``render(into:frames:)``, called by the engine on
+///   its real-time thread) only reads the ring and atomics: it never locks, allocates or makes a
+///   system call.
+/// - The control methods (``play()``, ``pause()``, ``seek(to:)``, ``isLooping``) may be called from
+///   any thread; they publish through atomics and take effect at the next render call.
+/// - Events (``events``, ``eventHandler``) come from the decoder thread.
+///
+/// ## The audio clock
+/// ``clock`` is the media time of the audio the render side has delivered to the engine, counted
+/// from the frames it actually rendered, not from what was decoded: it stops while the source is
+/// paused, while the session pauses or suspends the stream, and during an underrun, and jumps with
+/// a seek or a loop. The engine plays a delivered frame after its own output latency (a quantum or
+/// two on PipeWire); a host that wants the media time at the speaker subtracts that latency.
+///
+/// ## FFmpeg's log
+/// The first source made sets FFmpeg's process-wide log level to quiet if it is still FFmpeg's
+/// default, since every problem reaches the host as a `SessionError` or a ``MediaEvent``; a host that
+/// set a level of its own (`av_log_set_level`) keeps it.
+///
+/// ## Discontinuities
+/// Pausing and resuming fade over 5 ms. A seek, an underrun or the end of the file never plays a
+/// step: the last sample heard decays to zero over 5 ms while the new audio fades in, so no stale
+/// audio from before the seek point is played and nothing clicks.
+public final class MediaFileSource: AudioSource, @unchecked Sendable {
+    // @unchecked: the `var`s below the "Render side" mark are read and written only by the render
+    // thread (one at a time, as every engine guarantees for a source). Everything else is `let`:
+    // `shared` holds only atomics and the SPSC ring and marker queue, whose producer is the decoder
+    // thread and whose consumer is the render side; `loop` is touched by its own thread only.
+
+    /// The file being played.
+    public let path: String
+    /// What the file's audio track is.
+    public let info: MediaInfo
+    /// The audio track's length, when the file says (nil for a stream that does not).
+    public let duration: Duration?
+    /// Frames the ring between the decoder thread and the render side holds (a power of two).
+    public let bufferFrames: Int
+
+    /// The ring size used unless another is asked for: 32768 frames, 683 ms at 48 kHz — four times
+    /// the largest quantum an engine asks for, so a decoder thread that wakes every few
+    /// milliseconds stays well ahead.
+    public static let defaultBufferFrames = 32_768
+
+    private let shared: PlaybackShared
+    private let hub: EventHub
+    private let loop: DecoderLoop
+    private let thread = DecoderThread()
+    private let control = Locked(())
+    private let scratch: UnsafeMutablePointer<Float>
+    private static let scratchFrames = 1024
+    private static let declickFrames = AudioFormat.standard.sampleRate / 200
+
+    // MARK: Render side
+    private var consumed = 0
+    private var mediaPosition = 0
+    private var runGain: Float = 1
+    private var tailLeft: Float = 0
+    private var tailRight: Float = 0
+    private var tailGain: Float = 0
+    private var lastLeft: Float = 0
+    private var lastRight: Float = 0
+    private var seenSeek = 0
+    private var seekPending = false
+    /// A seek was applied and its first frames are not in the ring yet: silence, not an underrun.
+    private var awaitingSeekData = false
+    private var started = false
+
+    /// Opens the media file at `path`, checks that its audio track decodes, fills the ring and starts
+    /// the decoder thread. The source starts playing (``isPlaying``) at the file's start; call
+    /// ``pause()`` first to start paused.
+    ///
+    /// - Parameters:
+    ///   - path: A file path; relative paths start at the working directory.
+    ///   - bufferFrames: The ring's size in frames (rounded up to a power of two), 4096 through 2^22.
+    ///     Make it at least twice the engine's largest quantum (the default is four times the
+    ///     largest any engine asks for), or every render call of that size underruns.
+    /// - Throws: `SessionError` naming the file and what is wrong: code `fileError`
+    ///   (missing, unreadable, a directory), `mediaUnreadable` (not media, damaged, truncated before
+    ///   any audio, a codec this FFmpeg build cannot decode), `noAudioTrack` (a video without sound),
+    ///   `invalidValue` (a ring size out of range) or `engineUnavailable` (no thread could be started).
+    public init(path: String, bufferFrames: Int = MediaFileSource.defaultBufferFrames) throws(SessionError) {
+        guard bufferFrames >= 4096, bufferFrames <= 1 << 22 else {
+            throw .invalidValue("media buffer size", Double(bufferFrames), fix: "use 4096 through 4194304 frames")
+        }
+        let decoder = try MediaDecoder(path: path)
+        let shared = try PlaybackShared(capacity: bufferFrames)
+        let hub = EventHub()
+        let loop = DecoderLoop(shared: shared, hub: hub, decoder: decoder)
+        try loop.prefill()
+        self.path = path
+        self.info = decoder.info
+        self.duration = decoder.duration
+        self.bufferFrames = shared.ring.capacity
+        self.shared = shared
+        self.hub = hub
+        self.loop = loop
+        self.scratch = .allocate(capacity: Self.scratchFrames * 2)
+        self.scratch.initialize(repeating: 0, count: Self.scratchFrames * 2)
+        guard thread.start({ loop.run() }) else {
+            throw SessionError(
+                code: .engineUnavailable,
+                message: "no decoder thread could be started for media file '\(path)': the process is out of "
+                    + "threads or memory; close other sources")
+        }
+    }
+
+    /// Opens the media file at a `file:` URL; see ``init(path:bufferFrames:)``.
+    ///
+    /// - Throws: `SessionError` as ``init(path:bufferFrames:)`` does, and `fileError`
+    ///   for a URL that is not a file URL.
+    public convenience init(url: URL, bufferFrames: Int = MediaFileSource.defaultBufferFrames) throws(SessionError) {
+        guard url.isFileURL else {
+            throw SessionError(
+                code: .fileError,
+                message: "media URL '\(url.absoluteString)' is not a file URL: download it to a file and pass that")
+        }
+        try self.init(path: url.path, bufferFrames: bufferFrames)
+    }
+
+    deinit {
+        shared.stop.store(true, ordering: .releasing)
+        thread.join()
+        hub.finish()
+        scratch.deallocate()
+    }
+
+    // MARK: Control
+
+    /// Plays from where the source is (fading in over 5 ms). At the end of the file, does nothing
+    /// until a ``seek(to:)``.
+    public func play() {
+        shared.playing.store(true, ordering: .releasing)
+    }
+
+    /// Stops playing (fading out over 5 ms) and holds the position; the decoder keeps the ring full,
+    /// so ``play()`` resumes at once.
+    public func pause() {
+        shared.playing.store(false, ordering: .releasing)
+    }
+
+    /// Whether the source plays (true from the start) or is paused.
+    public var isPlaying: Bool { shared.playing.load(ordering: .acquiring) }
+
+    /// Whether playback goes on from the start of the file at its end (reported as
+    /// ``MediaEvent/looped``) instead of ending (``MediaEvent/endOfStream``). Off by default. Set it
+    /// before the end is heard for it to count at that end.
+    public var isLooping: Bool {
+        get { shared.looping.load(ordering: .acquiring) }
+        set {
+            shared.looping.store(newValue, ordering: .releasing)
+            // A decoder that had finished looks again (and says when it has): waitUntilBuffered waits for it.
+            if newValue { shared.decoderFinished.store(false, ordering: .releasing) }
+        }
+    }
+
+    /// Moves playback to `time` of media time. The ring is flushed: from the next render call the
+    /// source plays nothing from before the seek (the last sample decays over 5 ms), then the audio
+    /// from `time`, fading in over 5 ms, once the decoder has it (``MediaEvent/seeked(to:)``). The
+    /// ``clock`` reads `time` from this call on. A time past the end plays nothing and ends the
+    /// stream (``MediaEvent/endOfStream``), or loops when ``isLooping``.
+    ///
+    /// - Throws: `SessionError` with code `invalidValue` for a negative time.
+    public func seek(to time: Duration) throws(SessionError) {
+        guard time >= .zero else {
+            let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
+            throw .invalidValue("seek time", seconds, fix: "seek to a media time of zero or more")
+        }
+        let frames = AudioFormat.standard.frames(in: time)
+        control.withLock { _ in
+            shared.seekTarget.store(frames, ordering: .relaxed)
+            shared.seekRequest.add(1, ordering: .releasing)
+        }
+    }
+
+    /// The media time of the audio the engine has been given: where the last frame the render side
+    /// delivered sits in the file. It advances only with rendered frames; after ``seek(to:)`` it
+    /// reads the seek's time until the new audio plays.
+    public var clock: Duration {
+        let requested = shared.seekRequest.load(ordering: .acquiring)
+        if requested != shared.renderSeek.load(ordering: .acquiring) {
+            return AudioFormat.standard.duration(ofFrames: shared.seekTarget.load(ordering: .acquiring))
+        }
+        return AudioFormat.standard.duration(ofFrames: shared.clockFrames.load(ordering: .acquiring))
+    }
+
+    /// Decoded frames waiting in the ring.
+    public var bufferedFrames: Int { shared.ring.availableToRead }
+
+    /// Render calls that found the ring short (the decoder fell behind), each also reported as
+    /// ``MediaEvent/underrun(frames:)``.
+    public var underrunCount: Int { shared.underrunCount.load(ordering: .relaxed) }
+
+    /// Frames played as silence because the ring was short, over all underruns.
+    public var underrunFrames: Int { shared.underrunFrames.load(ordering: .relaxed) }
+
+    /// Blocks the calling thread until the ring is full (or holds the rest of the file) at the latest
+    /// seek's position, or `timeout` passes. Returns whether it is. For hosts that render faster than
+    /// real time (`OfflineEngine`): call it before each stretch of rendering so the
+    /// decoder is not outrun. Never call it on a real-time thread.
+    @discardableResult
+    public func waitUntilBuffered(timeout: Duration = .seconds(5)) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
+            let seek = shared.seekRequest.load(ordering: .acquiring)
+            let buffered = shared.seekBuffered.load(ordering: .acquiring) == seek
+            let full =
+                shared.ring.availableToRead >= shared.ring.capacity - shared.reserveFrames
+                || shared.decoderFinished.load(ordering: .acquiring)
+            if buffered, full { return true }
+            if clock.now >= deadline { return false }
+            sleepNanoseconds(500_000)
+        }
+    }
+
+    // MARK: Events
+
+    /// A new stream of the source's events from now on (the first listener also gets what happened
+    /// before anyone listened, such as damage found while the source was made). Every subscriber
+    /// gets every event, in order; stop iterating to unsubscribe. The stream finishes when the
+    /// source is released.
+    public var events: AsyncStream<MediaEvent> { hub.subscribe() }
+
+    /// Called with every event on the source's decoder thread, as it happens. Keep it short: the
+    /// decoder waits for it.
+    public var eventHandler: (@Sendable (MediaEvent) -> Void)? {
+        get { hub.handler }
+        set { hub.handler = newValue }
+    }
+
+    // MARK: Testing
+
+    /// Slows the decoder thread down by `delay` before each decoding step, so a test can starve
+    /// the ring and see underruns counted.
+    package func setDecodeDelayForTesting(_ delay: Duration) {
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        shared.decodeDelayNanoseconds.store(Int(nanoseconds), ordering: .relaxed)
+    }
+
+    // MARK: Render side
+
+    /// Writes up to `frames` frames of the file's audio, 48 kHz stereo interleaved, and returns the
+    /// number written: all of them while playing or paused (silence), fewer at the end of the file
+    /// or when the decoder fell behind (an underrun, counted and reported). Real-time safe.
+    public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        guard frames > 0 else { return 0 }
+        let shared = self.shared
+        let playing = shared.playing.load(ordering: .acquiring)
+        if !started {
+            // A source paused before its first render starts silent rather than fading its start out.
+            started = true
+            runGain = playing ? 1 : 0
+        }
+        if !seekPending, shared.seekRequest.load(ordering: .acquiring) != seenSeek {
+            seekPending = true
+            beginDiscontinuity()
+        }
+        let step = 1 / Float(Self.declickFrames)
+        var done = 0
+        rendering: while done < frames {
+            if seekPending {
+                let latest = shared.seekRequest.load(ordering: .acquiring)
+                if shared.seekApplied.load(ordering: .acquiring) == latest { applySeek(latest) }
+            }
+            let audible = playing && !seekPending
+            if !audible, runGain == 0 {
+                writeSilence(buffer + done &* 2, frames: frames &- done, step: step)
+                done = frames
+                break
+            }
+            // Frames in the ring, then the markers: a marker is published before its frames.
+            let available = shared.ring.availableToRead
+            var limit = frames &- done
+            while let marker = shared.markers.peek() {
+                if marker.generation != seenSeek {
+                    shared.markers.pop()
+                } else if marker.index <= consumed {
+                    if !shared.looping.load(ordering: .relaxed) {
+                        // Looping was switched off after the decoder had passed this end: end here.
+                        let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
+                        if end.belongs(to: seenSeek), !end.heard,
+                            shared.endWord.compareExchange(
+                                expected: end.rawValue, desired: end.heard(at: consumed).rawValue,
+                                ordering: .acquiringAndReleasing
+                            ).exchanged
+                        {
+                            shared.markers.pop()
+                            shared.endsHeard.add(1, ordering: .relaxed)
+                            beginDiscontinuity()
+                            break rendering
+                        }
+                    }
+                    mediaPosition = marker.mediaFrame
+                    shared.loopsHeard.add(1, ordering: .relaxed)
+                    shared.markers.pop()
+                } else {
+                    limit = min(limit, marker.index &- consumed)
+                    break
+                }
+            }
+            if !audible {
+                limit = min(limit, Self.fadeFrames(runGain, step: step))
+            }
+            let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
+            if !end.belongs(to: seenSeek) {
+                // The decoder has moved to a seek this side has not taken up: stop here and take it up.
+                if !seekPending {
+                    seekPending = true
+                    beginDiscontinuity()
+                }
+                continue
+            }
+            if end.heard { break }
+            if let index = end.index {
+                if consumed >= index {
+                    let (exchanged, _) = shared.endWord.compareExchange(
+                        expected: end.rawValue, desired: end.markedHeard.rawValue, ordering: .acquiringAndReleasing)
+                    if exchanged {
+                        shared.endsHeard.add(1, ordering: .relaxed)
+                        beginDiscontinuity()
+                        break
+                    }
+                    continue
+                }
+                limit = min(limit, index &- consumed)
+            }
+            let count = min(limit, available)
+            if count > 0 {
+                let output = buffer + done &* 2
+                let got = shared.ring.read(into: output, frames: count)
+                shape(output, frames: got, audible: audible, step: step)
+                consumed &+= got
+                mediaPosition &+= got
+                done &+= got
+                awaitingSeekData = false
+                continue
+            }
+            // The ring is dry.
+            if !audible {
+                runGain = 0
+                continue
+            }
+            if awaitingSeekData {
+                // A seek's first frames are on their way: part of the seek, not an underrun.
+                writeSilence(buffer + done &* 2, frames: frames &- done, step: step)
+                done = frames
+                break
+            }
+            if shared.seekRequest.load(ordering: .acquiring) != seenSeek {
+                seekPending = true
+                beginDiscontinuity()
+                continue
+            }
+            shared.underrunFrames.add(frames &- done, ordering: .relaxed)
+            shared.underrunCount.add(1, ordering: .relaxed)
+            beginDiscontinuity()
+            break
+        }
+        if done < frames, tailGain > 0 {
+            // After an underrun or the end: the last sample's decay, counted as written.
+            let decay = min(frames &- done, Self.fadeFrames(tailGain, step: step))
+            writeSilence(buffer + done &* 2, frames: decay, step: step)
+            done &+= decay
+        }
+        shared.clockFrames.store(mediaPosition, ordering: .relaxed)
+        shared.renderSeek.store(seenSeek, ordering: .releasing)
+        return done
+    }
+
+    /// Drops the stale frames before the applied seek and its stale markers, and starts the new
+    /// position (fading in).
+    @inline(__always)
+    private func applySeek(_ generation: Int) {
+        let shared = self.shared
+        let discardBefore = shared.discardBefore.load(ordering: .relaxed)
+        while consumed < discardBefore {
+            let dropped = shared.ring.read(into: scratch, frames: min(discardBefore &- consumed, Self.scratchFrames))
+            if dropped == 0 { break }
+            consumed &+= dropped
+        }
+        while let marker = shared.markers.peek(), marker.generation != generation {
+            shared.markers.pop()
+        }
+        mediaPosition = shared.appliedTarget.load(ordering: .relaxed)
+        seenSeek = generation
+        seekPending = false
+        awaitingSeekData = true
+        runGain = 0
+    }
+
+    /// Frames a fade at `gain` takes to reach zero in steps of `step` (a hair under, so float
+    /// rounding never adds a frame).
+    @inline(__always)
+    private static func fadeFrames(_ gain: Float, step: Float) -> Int {
+        max(0, Int((gain / step - 1e-3).rounded(.up)))
+    }
+
+    /// The last sample heard becomes a tail that decays to zero, and new audio fades in from zero.
+    @inline(__always)
+    private func beginDiscontinuity() {
+        tailLeft = lastLeft
+        tailRight = lastRight
+        // From silence there is no step to smooth.
+        tailGain = abs(lastLeft) + abs(lastRight) > 1e-6 ? 1 : 0
+        runGain = 0
+    }
+
+    /// Applies the fade (towards 1 while `audible`, towards 0 otherwise) and adds the decaying tail.
+    @inline(__always)
+    private func shape(_ samples: UnsafeMutablePointer<Float>, frames: Int, audible: Bool, step: Float) {
+        guard frames > 0 else { return }
+        let target: Float = audible ? 1 : 0
+        if runGain == target, tailGain == 0, target == 1 {
+            lastLeft = samples[(frames &- 1) &* 2]
+            lastRight = samples[(frames &- 1) &* 2 &+ 1]
+            return
+        }
+        var runGain = self.runGain
+        var tailGain = self.tailGain
+        let tailLeft = self.tailLeft
+        let tailRight = self.tailRight
+        var left: Float = 0
+        var right: Float = 0
+        var index = 0
+        for _ in 0..<frames {
+            if runGain < target {
+                runGain += step
+                if runGain > target - 1e-4 { runGain = target }
+            } else if runGain > target {
+                runGain -= step
+                if runGain < target + 1e-4 { runGain = target }
+            }
+            left = samples[index] * runGain + tailLeft * tailGain
+            right = samples[index &+ 1] * runGain + tailRight * tailGain
+            if tailGain > 0 {
+                tailGain -= step
+                if tailGain < 1e-4 { tailGain = 0 }
+            }
+            samples[index] = left
+            samples[index &+ 1] = right
+            index &+= 2
+        }
+        self.runGain = runGain
+        self.tailGain = tailGain
+        lastLeft = left
+        lastRight = right
+    }
+
+    /// Writes the decaying tail, then zeros.
+    @inline(__always)
+    private func writeSilence(_ samples: UnsafeMutablePointer<Float>, frames: Int, step: Float) {
+        guard frames > 0 else { return }
+        if tailGain == 0 {
+            samples.update(repeating: 0, count: frames &* 2)
+            lastLeft = 0
+            lastRight = 0
+            return
+        }
+        var tailGain = self.tailGain
+        var index = 0
+        for _ in 0..<frames {
+            samples[index] = tailLeft * tailGain
+            samples[index &+ 1] = tailRight * tailGain
+            if tailGain > 0 {
+                tailGain -= step
+                if tailGain < 1e-4 { tailGain = 0 }
+            }
+            index &+= 2
+        }
+        self.tailGain = tailGain
+        lastLeft = samples[(frames &- 1) &* 2]
+        lastRight = samples[(frames &- 1) &* 2 &+ 1]
+    }
+}

@@ -1,0 +1,315 @@
+import Foundation
+import SharedSession
+import SharedSessionMedia
+import Testing
+
+/// What a video player does with its soundtrack: play, pause, seek, loop, the end, and the clock.
+@Suite("Playback")
+struct PlaybackTests {
+    /// 1 s of 440 Hz then 1 s of 880 Hz, so where a seek lands can be heard.
+    static func twoTones(_ name: String, rate: Int = 48_000, codec: [String]) throws -> String {
+        let graph =
+            "sine=frequency=440:sample_rate=\(rate):duration=1[a];sine=frequency=880:sample_rate=\(rate):duration=1[b];"
+            + "[a][b]concat=n=2:v=0:a=1,pan=stereo|c0=c0|c1=c0[out0]"
+        return try MediaFiles.make(name, ["-f", "lavfi", "-i", graph] + codec)
+    }
+
+    /// The largest step of a steady 880 Hz lavfi sine at 48 kHz: 0.125 · 2π · 880 / 48000.
+    static let toneStep880: Float = 0.125 * 2 * .pi * 880 / 48_000
+
+    /// The first frame from which zero crossings come at 880 Hz (about 55 frames apart) instead of 440.
+    static func switchFrame(_ samples: [Float]) -> Int? {
+        var crossings: [Int] = []
+        for index in 1..<samples.count where samples[index - 1] < 0 && samples[index] >= 0 {
+            crossings.append(index)
+        }
+        for pair in 0..<max(0, crossings.count - 3)
+        where (crossings[pair + 1] - crossings[pair]) < 80 && (crossings[pair + 2] - crossings[pair + 1]) < 80 {
+            return crossings[pair]
+        }
+        return nil
+    }
+
+    /// The magnitude of `frequency` in `samples`, by Goertzel's algorithm, as an RMS-like amplitude.
+    static func magnitude(_ samples: ArraySlice<Float>, frequency: Double) -> Double {
+        let coefficient = 2 * cos(2 * Double.pi * frequency / 48_000)
+        var previous = 0.0
+        var beforePrevious = 0.0
+        for sample in samples {
+            let value = Double(sample) + coefficient * previous - beforePrevious
+            beforePrevious = previous
+            previous = value
+        }
+        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        return power.squareRoot() / Double(samples.count)
+    }
+
+    @Test("the clock advances with the frames rendered, not decoded")
+    func clockFollowsRenderedFrames() throws {
+        let source = try MediaFileSource(path: try MediaFiles.tone("clock.flac", seconds: 3, codec: ["-c:a", "flac"]))
+        #expect(source.clock == .zero)
+        source.waitUntilBuffered()
+        // The decoder is far ahead (a full ring), yet nothing was heard.
+        #expect(source.bufferedFrames >= source.bufferFrames * 3 / 4)
+        #expect(source.clock == .zero)
+        _ = Listen.render(source, frames: 4800, quantum: 480)
+        #expect(source.clock == .milliseconds(100))
+        _ = Listen.render(source, frames: 48_000 + 333, quantum: 333)
+        #expect(AudioFormat.standard.frames(in: source.clock) == 4800 + 48_333)
+    }
+
+    @Test("pause fades out and stops the clock; play fades in and goes on where it stopped")
+    func pauseStopsTheClock() throws {
+        let source = try MediaFileSource(
+            path: try MediaFiles.tone("pause.wav", seconds: 3, codec: ["-c:a", "pcm_f32le"]))
+        let before = Listen.render(source, frames: 24_000)
+        let atPause = AudioFormat.standard.frames(in: source.clock)
+        source.pause()
+        #expect(!source.isPlaying)
+        let paused = Listen.render(source, frames: 9600)
+        // The 5 ms fade-out is heard, so the clock moves by its 240 frames and then stands still.
+        #expect(AudioFormat.standard.frames(in: source.clock) == atPause + 240)
+        let silent = Listen.channel(paused, 0)[240...]
+        #expect(silent.allSatisfy { $0 == 0 })
+        _ = Listen.render(source, frames: 9600)
+        #expect(AudioFormat.standard.frames(in: source.clock) == atPause + 240)
+        source.play()
+        let resumed = Listen.render(source, frames: 24_000)
+        #expect(AudioFormat.standard.frames(in: source.clock) == atPause + 240 + 24_000)
+        let all = Listen.channel(before + paused + resumed, 0)
+        let steady = Listen.largestStep(Listen.channel(before, 0)[...])
+        #expect(Listen.largestStep(all[...]) <= steady * 1.05)
+        #expect(abs(Listen.level(Listen.channel(resumed, 0)[2400...]) - sineLevel) < 0.1)
+    }
+
+    @Test("a seek lands at its media time", arguments: ["wav", "mp4", "ogg"])
+    func seekLandsAtTime(_ fileExtension: String) throws {
+        let codecs = [
+            "wav": ["-c:a", "pcm_s16le"], "mp4": ["-ar", "44100", "-c:a", "aac", "-b:a", "192k"],
+            "ogg": ["-c:a", "libvorbis"],
+        ]
+        let source = try MediaFileSource(
+            path: try Self.twoTones("two-tones.\(fileExtension)", codec: codecs[fileExtension]!))
+        _ = Listen.render(source, frames: 4800)
+        try source.seek(to: .milliseconds(900))
+        #expect(source.clock == .milliseconds(900))
+        let after = Listen.render(source, frames: 14_400)
+        #expect(source.clock == .milliseconds(1200))
+        let switchAt = try #require(Self.switchFrame(Listen.channel(after, 0)))
+        print("seek in \(fileExtension): 440 → 880 Hz at frame \(switchAt) after the seek (expected 4800)")
+        // Within a period of the tones (lossless), or of the codec's transition smear (lossy).
+        #expect(abs(switchAt - 4800) <= (fileExtension == "wav" ? 110 : 240))
+    }
+
+    @Test("a seek plays no stale audio and does not click")
+    func seekIsCleanCut() throws {
+        let source = try MediaFileSource(path: try Self.twoTones("two-tones.wav", codec: ["-c:a", "pcm_s16le"]))
+        let before = Listen.render(source, frames: 14_400)
+        try source.seek(to: .milliseconds(1500))
+        let after = Listen.render(source, frames: 9600)
+        let left = Listen.channel(after, 0)
+        let stale = Self.magnitude(left[...], frequency: 440)
+        let fresh = Self.magnitude(left[...], frequency: 880)
+        print("after the seek: 440 Hz at \(Listen.decibels(stale / fresh)) dB under 880 Hz")
+        #expect(Listen.decibels(stale / fresh) < -30)
+        let joined = Listen.channel(before + after, 0)
+        let boundary = joined[(14_400 - 480)..<(14_400 + 480)]
+        print("largest step across the seek: \(Listen.largestStep(boundary)) (tone: \(Self.toneStep880))")
+        #expect(Listen.largestStep(boundary) <= Self.toneStep880 * 1.1)
+    }
+
+    @Test("rendering straight after a seek plays silence until the new audio is there, never the old")
+    func seekWithoutWaiting() throws {
+        let source = try MediaFileSource(path: try Self.twoTones("two-tones.wav", codec: ["-c:a", "pcm_s16le"]))
+        _ = Listen.render(source, frames: 14_400)
+        try source.seek(to: .milliseconds(1500))
+        // Paced like a sound server (a 256-frame quantum every 5.3 ms), never waiting for the decoder.
+        var after: [Float] = []
+        for _ in 0..<80 {
+            after += Listen.render(source, frames: 256, quantum: 256, wait: false)
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        let left = Listen.channel(after, 0)
+        let heardAt = try #require(left.firstIndex { abs($0) > 0.01 })
+        print("straight after a seek: silence for \(heardAt) frames, then the new position")
+        #expect(Self.magnitude(left[...], frequency: 440) < Self.magnitude(left[...], frequency: 880) / 30)
+        #expect(abs(Listen.frequency(left[(heardAt + 480)...]) - 880) < 0.5)
+        #expect(source.underrunCount == 0)
+    }
+
+    @Test("seek refuses a negative time")
+    func seekRefusesNegative() throws {
+        let source = try MediaFileSource(
+            path: try MediaFiles.tone("short.wav", seconds: 0.5, codec: ["-c:a", "pcm_s16le"]))
+        #expect(throws: SessionError.self) { try source.seek(to: .milliseconds(-1)) }
+        #expect(source.clock == .zero)
+    }
+
+    @Test("looping plays the file again without a seam and says so", arguments: ["wav", "flac"])
+    func loopIsSeamless(_ fileExtension: String) async throws {
+        // 0.5 s of 480 Hz: exactly 240 periods, so the file's end meets its start.
+        let path = try MediaFiles.tone(
+            "loop.\(fileExtension)", frequency: 480, seconds: 0.5,
+            codec: fileExtension == "wav" ? ["-c:a", "pcm_f32le"] : ["-c:a", "flac"])
+        let source = try MediaFileSource(path: path)
+        let recorder = EventRecorder(source)
+        source.isLooping = true
+        let rendered = Listen.render(source, frames: 76_800)
+        try await recorder.waitFor { $0.filter { $0 == .looped }.count == 3 }
+        #expect(source.clock == .milliseconds(100))
+        let left = Listen.channel(rendered, 0)
+        let steady = 0.125 * 2 * Float.pi * 480 / 48_000
+        #expect(Listen.largestStep(left[...]) <= steady * 1.01)
+        #expect(abs(Listen.level(left[...]) - sineLevel) < 0.1)
+        #expect(!recorder.events.contains(.endOfStream))
+    }
+
+    @Test("the end is reported once; a seek plays again")
+    func endOfStream() async throws {
+        let source = try MediaFileSource(
+            path: try MediaFiles.tone("end.wav", seconds: 0.25, codec: ["-c:a", "pcm_s16le"]))
+        let recorder = EventRecorder(source)
+        let first = Listen.renderAll(source)
+        try await recorder.waitFor { $0.contains(.endOfStream) }
+        #expect(source.clock == .milliseconds(250))
+        // After the end only the last sample's 5 ms decay may still come, then nothing.
+        var buffer = [Float](repeating: 1, count: 2048)
+        let decay = buffer.withUnsafeMutableBufferPointer { source.render(into: $0.baseAddress!, frames: 1024) }
+        #expect(decay <= 240)
+        #expect(buffer.withUnsafeMutableBufferPointer { source.render(into: $0.baseAddress!, frames: 1024) } == 0)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(recorder.events.filter { $0 == .endOfStream }.count == 1)
+        #expect(first.count / 2 <= 12_000 + 240)
+
+        try source.seek(to: .zero)
+        let again = Listen.renderAll(source)
+        try await recorder.waitFor { $0.filter { $0 == .endOfStream }.count == 2 }
+        #expect(abs(again.count / 2 - first.count / 2) <= 1)
+        #expect(recorder.events.contains(.seeked(to: .zero)))
+    }
+
+    @Test("looping switched on before the end goes on; switched off, the next end ends")
+    func loopToggle() async throws {
+        let source = try MediaFileSource(
+            path: try MediaFiles.tone("toggle.wav", seconds: 0.5, codec: ["-c:a", "pcm_s16le"]))
+        let recorder = EventRecorder(source)
+        _ = Listen.render(source, frames: 20_000)  // the decoder has reached the end by now
+        source.isLooping = true
+        _ = Listen.render(source, frames: 24_000)
+        try await recorder.waitFor { $0.contains(.looped) }
+        source.isLooping = false
+        _ = Listen.renderAll(source)
+        try await recorder.waitFor { $0.contains(.endOfStream) }
+        #expect(recorder.events.filter { $0 == .looped }.count == 1)
+        #expect(source.clock == .milliseconds(500))
+    }
+
+    @Test("a starved ring is counted as underruns and reported, and recovers without a click")
+    func underrunsAreCounted() async throws {
+        let path = try MediaFiles.tone("starve.flac", seconds: 10, codec: ["-c:a", "flac"])
+        let source = try MediaFileSource(path: path, bufferFrames: 4096)
+        let recorder = EventRecorder(source)
+        source.setDecodeDelayForTesting(.milliseconds(5))
+        // Faster than real time, without waiting for the decoder: the ring runs dry.
+        var output: [Float] = []
+        var buffer = [Float](repeating: 0, count: 2048)
+        for _ in 0..<200 {
+            let count = buffer.withUnsafeMutableBufferPointer { source.render(into: $0.baseAddress!, frames: 1024) }
+            output.append(contentsOf: buffer[0..<count * 2])
+            output.append(contentsOf: repeatElement(0, count: (1024 - count) * 2))
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let count = source.underrunCount
+        let frames = source.underrunFrames
+        print("starved: \(count) underruns, \(frames) frames of silence")
+        #expect(count > 0)
+        #expect(frames > 0)
+        try await recorder.waitFor {
+            $0.reduce(0) { if case .underrun(let frames) = $1 { $0 + frames } else { $0 } } == frames
+        }
+        // The clock counts only the audio heard.
+        #expect(AudioFormat.standard.frames(in: source.clock) == 200 * 1024 - frames + 0)
+        let steady = 0.125 * 2 * Float.pi * 440 / 48_000
+        #expect(Listen.largestStep(Listen.channel(output, 0)[...]) <= steady * 1.1)
+    }
+
+    @Test("playing in real time keeps the ring ahead: no underrun")
+    func realTimePlaybackHasNoUnderrun() throws {
+        let path = try MediaFiles.tone("realtime.mp4", seconds: 3, rate: 44_100, layout: "5.1", codec: ["-c:a", "aac"])
+        let source = try MediaFileSource(path: path)
+        let quantum = 256
+        let clock = ContinuousClock()
+        let start = clock.now
+        var buffer = [Float](repeating: 0, count: quantum * 2)
+        var rendered = 0
+        var least = Int.max
+        while rendered < 48_000 * 5 / 2 {
+            // One quantum every 5.33 ms, as a sound server asks for it.
+            let due = start.advanced(by: .nanoseconds(Int64(rendered) * 1_000_000_000 / 48_000))
+            if clock.now < due {
+                Thread.sleep(forTimeInterval: Double((due - clock.now).components.attoseconds) * 1e-18)
+            }
+            least = min(least, source.bufferedFrames)
+            _ = buffer.withUnsafeMutableBufferPointer { source.render(into: $0.baseAddress!, frames: quantum) }
+            rendered += quantum
+        }
+        print(
+            "real-time playback: \(rendered) frames, \(source.underrunCount) underruns, ring never under \(least) frames"
+        )
+        #expect(source.underrunCount == 0)
+        #expect(least > source.bufferFrames / 2)
+    }
+
+    @Test("a seek past the end ends the stream, or loops to the start when looping")
+    func seekPastTheEnd() async throws {
+        let path = try MediaFiles.tone("past-end.flac", seconds: 1, codec: ["-c:a", "flac"])
+        let source = try MediaFileSource(path: path)
+        let recorder = EventRecorder(source)
+        try source.seek(to: .seconds(5))
+        let rendered = Listen.renderAll(source)
+        try await recorder.waitFor { $0.contains(.endOfStream) }
+        #expect(rendered.allSatisfy { $0 == 0 })
+        print("past the end: \(recorder.events)")
+
+        let looping = try MediaFileSource(path: path)
+        let loops = EventRecorder(looping)
+        looping.isLooping = true
+        try looping.seek(to: .seconds(5))
+        let played = Listen.render(looping, frames: 24_000)
+        try await loops.waitFor { $0.contains(.looped) }
+        #expect(looping.clock == .milliseconds(500))
+        #expect(abs(Listen.level(Listen.channel(played, 0)[2400...]) - sineLevel) < 0.1)
+    }
+
+    @Test("events arrive through the AsyncStream, in order")
+    func eventStream() async throws {
+        let source = try MediaFileSource(
+            path: try MediaFiles.tone("stream.wav", seconds: 0.3, codec: ["-c:a", "pcm_s16le"]))
+        let events = source.events
+        try source.seek(to: .milliseconds(100))
+        source.waitUntilBuffered()
+        _ = Listen.renderAll(source)
+        var received: [MediaEvent] = []
+        for await event in events {
+            received.append(event)
+            if event == .endOfStream { break }
+        }
+        #expect(received == [.seeked(to: .milliseconds(100)), .endOfStream])
+    }
+
+    @Test("a seek close to the end of a FLAC file without a usable seek point still lands")
+    func seekNearTheEnd() async throws {
+        // FFmpeg's FLAC demuxer refuses keyframe seeks in the last tenth of this file; the source falls
+        // back to a seek to any frame (or the start) and drops what precedes the target.
+        let path = try MediaFiles.tone("near-end.flac", frequency: 480, seconds: 1, codec: ["-c:a", "flac"])
+        for milliseconds in [890, 944, 999] {
+            let source = try MediaFileSource(path: path)
+            let recorder = EventRecorder(source)
+            try source.seek(to: .milliseconds(milliseconds))
+            _ = Listen.renderAll(source)
+            try await recorder.waitFor { $0.contains(.endOfStream) }
+            #expect(source.clock == .seconds(1))
+            #expect(!recorder.events.contains { if case .decodeError = $0 { true } else { false } })
+        }
+    }
+}
