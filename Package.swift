@@ -65,15 +65,47 @@ let package = Package(
             dependencies: ["SharedSession", "CFFmpegShim"],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "WatchParty",
+        // The watch-party example: a thin executable over a library of its own (scenes, live view,
+        // plot), which its tests use. Cairo (libcairo2-dev, installed by Scripts/install) draws the
+        // plot; only the example links it.
+        .systemLibrary(
+            name: "CCairo",
+            path: "Examples/WatchParty/Sources/CCairo",
+            pkgConfig: "cairo",
+            providers: [.apt(["libcairo2-dev"])]
+        ),
+        .target(
+            name: "WatchPartyKit",
             dependencies: [
                 "SharedSession",
                 "SharedSessionPipeWire",
+                "SharedSessionMedia",
+                "SharedSessionTesting",
+                "CCairo",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/WatchParty/Sources/WatchPartyKit",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "WatchParty",
+            dependencies: [
+                "WatchPartyKit",
+                "SharedSession",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Examples/WatchParty",
+            path: "Examples/WatchParty/Sources/watch-party",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WatchPartyKitTests",
+            dependencies: [
+                "WatchPartyKit",
+                "SharedSession",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/WatchParty/Tests/WatchPartyKitTests",
             swiftSettings: strict
         ),
         .target(

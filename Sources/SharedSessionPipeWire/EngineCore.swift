@@ -49,7 +49,16 @@ final class EngineCore {
     private var reportedQuantum = 0
     private var graph: GraphTracker
 
+    /// The housekeeping tick while something is in motion: a reconnection, or streams starting
+    /// (until ``busyWindow`` after the last connection or opened stream, past the STREAMING deadline).
     static let tickInterval = Duration.milliseconds(20)
+    /// The tick in steady playback. Each tick wakes the loop thread: at 20 ms that was half of what
+    /// one engine cost beyond a plain libpipewire client playing the same stream (Benchmarks/run).
+    /// What the tick still watches for then, a quantum change, is reported within this.
+    static let idleTickInterval = Duration.milliseconds(250)
+    static let busyWindow = Duration.seconds(4)
+    private var busyUntil = ContinuousClock.now
+    private var tickIsFast = true
 
     init(
         loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, applicationName: String, remoteName: String?,
@@ -110,6 +119,21 @@ final class EngineCore {
             }, Unmanaged.passUnretained(self).toOpaque())
         let interval = UInt64(Self.tickInterval.components.attoseconds / 1_000_000_000)
         _ = CPipeWireShim_loopUpdateTimer(loop, tick, interval, interval)
+        stayBusy()
+    }
+
+    /// Keeps the tick fast for ``busyWindow`` from now.
+    private func stayBusy() {
+        busyUntil = .now + Self.busyWindow
+        setTick(fast: true)
+    }
+
+    private func setTick(fast: Bool) {
+        guard let tick, fast != tickIsFast else { return }
+        tickIsFast = fast
+        let interval = fast ? Self.tickInterval : Self.idleTickInterval
+        let nanoseconds = UInt64(interval.components.attoseconds / 1_000_000_000)
+        _ = CPipeWireShim_loopUpdateTimer(loop, tick, nanoseconds, nanoseconds)
     }
 
     /// Tears everything down for good (the engine is going away).
@@ -191,6 +215,7 @@ final class EngineCore {
         guard brokenReason == nil, core != nil else { return }
         brokenReason = reason
         reconnect.lost(at: .now)
+        stayBusy()
         logger.warning("\(reason); reconnecting")
         delivery.emit(.connectionLost(reason: reason))
     }
@@ -205,6 +230,7 @@ final class EngineCore {
         if core == nil, reconnect.isReconnecting {
             guard reconnect.isAttemptDue(at: now) else { return }
             if connect() >= 0, let event = reconnect.attemptSucceeded(at: now) {
+                stayBusy()
                 logger.info("reconnected to PipeWire: \(event)")
                 delivery.emit(event)
             } else {
@@ -217,9 +243,35 @@ final class EngineCore {
             reportedQuantum = quantum
             delivery.emit(.quantumChanged(frames: quantum))
         }
-        for (id, open) in streams {
-            guard let node = open.node, let fault = node.health.check(at: now) else { continue }
-            delivery.emit(.streamFault(stream: id, reason: fault))
+        for id in streams.keys.sorted() {
+            guard let node = streams[id]?.node else { continue }
+            if let fault = node.health.check(at: now) { delivery.emit(.streamFault(stream: id, reason: fault)) }
+            if node.health.shouldRelink(at: now) { relink(id, after: node, at: now) }
+        }
+        if let node = capture?.node, node.health.shouldRelink(at: now), let ring = capture?.ring {
+            node.destroy()
+            capture?.node = try? makeCaptureNode(ring: ring, monitorOf: nil)
+            capture?.node?.health = node.health.relinked(at: now)
+        }
+        if let node = monitor?.node, node.health.shouldRelink(at: now), let monitor {
+            node.destroy()
+            self.monitor?.node = try? makeCaptureNode(ring: monitor.ring, monitorOf: monitor.target ?? "")
+            self.monitor?.node?.health = node.health.relinked(at: now)
+        }
+        if now >= busyUntil { setTick(fast: false) }
+    }
+
+    /// Makes a stream's node again: it never started (see ``StreamHealth/relinkAfter``).
+    private func relink(_ id: StreamID, after node: PipeWireStream, at now: ContinuousClock.Instant) {
+        logger.info("\(node.name) did not start within \(StreamHealth.relinkAfter); making its node again")
+        node.destroy()
+        streams[id]?.node = nil
+        do {
+            try openNode(for: id)
+            streams[id]?.node?.health = node.health.relinked(at: now)
+            stayBusy()
+        } catch {
+            delivery.emit(.streamFault(stream: id, reason: "could not be made again: \(error.message)"))
         }
     }
 
@@ -231,6 +283,7 @@ final class EngineCore {
             old.node?.destroy()
         }
         streams[id] = OpenStream(descriptor: descriptor, renderer: renderer, node: nil)
+        stayBusy()
         guard core != nil, brokenReason == nil else { return }  // opened on reconnect
         do {
             try openNode(for: id)

@@ -119,6 +119,13 @@ public struct LevelMeter: Sendable, Hashable {
     public func toneLevel(_ samples: [Float], frequency: Double, frames: Range<Int>? = nil) -> Double {
         let range = clamp(frames, in: samples)
         guard !range.isEmpty else { return Self.silence }
+        return Self.decibels(toneAmplitude(samples, frequency: frequency, channel: channel, frames: range))
+    }
+
+    /// The amplitude of the `frequency` sine in `channel` over `range` (not empty), by the Goertzel
+    /// algorithm.
+    private func toneAmplitude(_ samples: [Float], frequency: Double, channel: Int, frames range: Range<Int>) -> Double
+    {
         let coefficient = 2 * cos(2 * Double.pi * frequency / Double(sampleRate))
         var s1 = 0.0
         var s2 = 0.0
@@ -127,8 +134,37 @@ public struct LevelMeter: Sendable, Hashable {
             s2 = s1
             s1 = s
         }
-        let power = max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)
-        return Self.decibels(2 * power.squareRoot() / Double(range.count))
+        return 2 * max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2).squareRoot() / Double(range.count)
+    }
+
+    /// The RMS level in dBFS over `frames` of every channel together (every interleaved sample, as
+    /// sox's "RMS lev dB" reads a file): for audio whose channels differ, such as a decoded soundtrack.
+    public func rmsOfAllChannels(_ samples: [Float], frames: Range<Int>? = nil) -> Double {
+        let range = clamp(frames, in: samples)
+        guard !range.isEmpty else { return Self.silence }
+        var sum = 0.0
+        for index in (range.lowerBound &* channels)..<(range.upperBound &* channels) {
+            let value = Double(samples[index])
+            sum += value * value
+        }
+        return Self.decibels((sum / Double(range.count &* channels)).squareRoot())
+    }
+
+    /// The RMS level in dBFS of only the sine partials at `frequencies` over `frames`, averaged over
+    /// every channel: one voice read out of a mix, as long as the voices sit at different frequencies.
+    /// Each partial's amplitude A comes from a Goertzel filter and adds A²/2 of power; over a window
+    /// that holds whole cycles of every tone present, other partials add nothing.
+    public func partialsLevel(_ samples: [Float], frequencies: [Double], frames: Range<Int>? = nil) -> Double {
+        let range = clamp(frames, in: samples)
+        guard !range.isEmpty, !frequencies.isEmpty else { return Self.silence }
+        var power = 0.0
+        for channel in 0..<channels {
+            for frequency in frequencies {
+                let amplitude = toneAmplitude(samples, frequency: frequency, channel: channel, frames: range)
+                power += amplitude * amplitude / 2
+            }
+        }
+        return Self.decibels((power / Double(channels)).squareRoot())
     }
 
     /// The ``toneLevel(_:frequency:frames:)`` of consecutive windows of `window` frames, one every

@@ -118,3 +118,30 @@ struct PipeWirePolicyTests {
         #expect(health.volumeReport([], own: 1, at: Self.t0 + .seconds(2)) == .own)
     }
 }
+
+extension PipeWirePolicyTests {
+    @Test("stream health: a node not started after 1 s is made again, up to 10 times; the fault counts from the first")
+    func relinks() {
+        var health = StreamHealth(connectedAt: Self.t0)
+        #expect(!health.shouldRelink(at: Self.t0 + .milliseconds(999)))
+        #expect(health.shouldRelink(at: Self.t0 + .seconds(1)))
+        var now = Self.t0
+        for _ in 0..<10 {
+            now += .seconds(1)
+            #expect(health.shouldRelink(at: now))
+            health = health.relinked(at: now)
+        }
+        #expect(health.relinks == 10)
+        #expect(!health.shouldRelink(at: now + .seconds(5)), "it gives up after ten")
+        #expect(health.firstConnectedAt == Self.t0)
+        // The never-started fault counts from the first node, once, whatever the relinks.
+        var fresh = StreamHealth(connectedAt: Self.t0).relinked(at: Self.t0 + .seconds(1))
+        #expect(fresh.check(at: Self.t0 + .milliseconds(3001)) != nil)
+        #expect(fresh.check(at: Self.t0 + .seconds(4)) == nil)
+        // A node that started is never made again.
+        var started = StreamHealth(connectedAt: Self.t0)
+        _ = started.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false)
+        #expect(!started.shouldRelink(at: Self.t0 + .seconds(5)))
+        _ = fresh
+    }
+}

@@ -253,19 +253,8 @@ extension DaemonTests {
             .privateDaemonOnly
         )
         func daemonRestartWhileDucked() async throws {
-            try Daemon.requirePrivate()
-            let rig = try SessionRig()
+            let (rig, lease, duck, ducked, killedAt) = try await SessionRig.killedWhileDucked()
             defer { rig.stop() }
-            let lease = try rig.session.acquire(.generic, owner: "host")
-            _ = try rig.openMain()
-            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
-            let duck = rig.session.duck(owner: "feed")
-            try await rig.recorder.record(for: .milliseconds(400))
-            let ducked = rig.mainLevel()
-            let pid = try #require(Daemon.pids().pipewire, "the daemon is not the script's own: cannot kill it")
-            let killedAt = ContinuousClock.now
-            kill(pid, SIGKILL)
-            #expect(await rig.wait { if case .connectionLost = $0 { true } else { false } } != nil)
             let lostAfter = ContinuousClock.now - killedAt
             try Daemon.ensureRunning()
             let restartedAfter = ContinuousClock.now - killedAt

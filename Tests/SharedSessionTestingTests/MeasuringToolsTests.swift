@@ -164,3 +164,27 @@ struct EventLogTests {
         #expect(log.kinds.last == .closed)
     }
 }
+
+extension LevelMeterTests {
+    @Test("partialsLevel reads several tones of a mix together; rmsOfAllChannels reads every channel")
+    func partialsAndAllChannels() {
+        let meter = LevelMeter()
+        var samples: [Float] = []
+        for frame in 0..<4800 {
+            let time = Double(frame) / 48_000
+            let left = 0.5 * sin(2 * Double.pi * 1000 * time) + 0.25 * sin(2 * Double.pi * 3000 * time)
+            samples += [Float(left), 0]
+        }
+        // Power A²/2 per partial, averaged over the two channels (the right one is silent).
+        let both: Double = 0.5 * 0.5 / 2 + 0.25 * 0.25 / 2
+        let expected: Double = 20 * log10((both / 2).squareRoot())
+        let oneTone: Double = 20 * log10((0.5 * 0.5 / 4 as Double).squareRoot())
+        #expect(abs(meter.partialsLevel(samples, frequencies: [1000, 3000]) - expected) < 0.01)
+        #expect(abs(meter.partialsLevel(samples, frequencies: [1000]) - oneTone) < 0.01)
+        var constant: [Float] = []
+        for _ in 0..<480 { constant += [0.5, 0] }
+        let halfPower: Double = 20 * log10((0.25 / 2 as Double).squareRoot())
+        #expect(abs(meter.rmsOfAllChannels(constant) - halfPower) < 0.001)
+        #expect(meter.partialsLevel([], frequencies: [1000]) == LevelMeter.silence)
+    }
+}

@@ -25,13 +25,46 @@ struct StreamHealth: Sendable, Hashable {
     /// Volumes that appear this soon after a stream connected are a session manager restoring a saved
     /// volume, not the user.
     static let restoreWindow = Duration.seconds(1)
+    /// A node that has not started this long after connecting is made again: after a daemon restart
+    /// the engine can connect before the session manager is up, which leaves nodes made then
+    /// unlinked for good.
+    static let relinkAfter = Duration.seconds(1)
+    /// How many times a stream's node is made again before the engine gives up on it.
+    static let maximumRelinks = 10
 
+    /// When this node connected.
     let connectedAt: ContinuousClock.Instant
+    /// When the stream's first node connected: the never-started deadline counts from it, across relinks.
+    let firstConnectedAt: ContinuousClock.Instant
+    /// How many nodes were made for the stream before this one, since the last that started.
+    let relinks: Int
     private(set) var reachedStreaming = false
     private var faultReported = false
 
     init(connectedAt: ContinuousClock.Instant) {
+        self.init(connectedAt: connectedAt, firstConnectedAt: connectedAt, relinks: 0, faultReported: false)
+    }
+
+    private init(
+        connectedAt: ContinuousClock.Instant, firstConnectedAt: ContinuousClock.Instant, relinks: Int,
+        faultReported: Bool
+    ) {
         self.connectedAt = connectedAt
+        self.firstConnectedAt = firstConnectedAt
+        self.relinks = relinks
+        self.faultReported = faultReported
+    }
+
+    /// Whether the node should be made again at `now`: it has not started within ``relinkAfter`` and
+    /// the stream has relinks left.
+    func shouldRelink(at now: ContinuousClock.Instant) -> Bool {
+        !reachedStreaming && relinks < Self.maximumRelinks && now - connectedAt >= Self.relinkAfter
+    }
+
+    /// The health of the node made again at `now` in place of this one.
+    func relinked(at now: ContinuousClock.Instant) -> StreamHealth {
+        StreamHealth(
+            connectedAt: now, firstConnectedAt: firstConnectedAt, relinks: relinks + 1, faultReported: faultReported)
     }
 
     /// The stream's state changed; returns a fault to report, if any. `connectionBroken` is true
@@ -63,7 +96,7 @@ struct StreamHealth: Sendable, Hashable {
     /// Checked on every housekeeping tick: returns a fault once if the stream has not started by the
     /// deadline.
     mutating func check(at now: ContinuousClock.Instant) -> String? {
-        guard !reachedStreaming, !faultReported, now - connectedAt > Self.streamingDeadline else { return nil }
+        guard !reachedStreaming, !faultReported, now - firstConnectedAt > Self.streamingDeadline else { return nil }
         faultReported = true
         return "never reached STREAMING within \(Self.streamingDeadline) "
             + "(is a session manager such as WirePlumber running?)"

@@ -2,84 +2,57 @@ import Foundation
 import SharedSession
 import Synchronization
 
-/// Prints the scene as a person follows it: a header per step, one line per session event stamped
-/// with the scene time, and the measured levels after each stretch of rendering.
+/// The session's events as a person reads them, stamped with the scene time, handed to the live
+/// view as they happen and kept for the summary.
 ///
 /// It is the session's delegate rather than an `events` subscriber because the delegate is called
 /// synchronously, on the thread that made the change: on the offline engine the frame count at that
 /// moment is the event's exact place in the rendered audio. An `AsyncStream` consumer would read the
 /// clock later. (PipeWire's own events arrive on its event thread; they are stamped when they arrive.)
-final class Timeline: SharedSessionDelegate {
-    private let playback: any ScenePlayback
-    private let isQuiet: Bool
+final class EventLog: SharedSessionDelegate {
+    /// One event, worded.
+    struct Entry: Sendable {
+        /// Seconds of scene time.
+        let time: Double
+        /// What happened, in a word or two ("duck requested").
+        let what: String
+        /// The details (ids, gains, owners).
+        let detail: String
+        /// Who or what caused it.
+        let cause: String
+
+        /// The entry as one line of the log.
+        var line: String {
+            String(format: "%8.3f  ", time) + what.padding(toLength: 19, withPad: " ", startingAt: 0) + " "
+                + detail + "   ← " + cause
+        }
+    }
+
+    private let clock: @Sendable () -> Double
+    private let sink: @Sendable (Entry) -> Void
     /// Stream names by id, learnt from `streamOpened`, since later events carry only the id.
     private let streamNames = Mutex<[StreamID: String]>([:])
-    private let eventCount = Atomic<Int>(0)
+    private let entries = Mutex<[Entry]>([])
 
-    init(playback: any ScenePlayback, quiet: Bool) {
-        self.playback = playback
-        self.isQuiet = quiet
+    /// A log whose entries are stamped by `clock` and passed to `sink` as they come.
+    init(clock: @escaping @Sendable () -> Double, sink: @escaping @Sendable (Entry) -> Void) {
+        self.clock = clock
+        self.sink = sink
     }
 
-    /// Seconds of the scene played so far: the scene's clock.
-    var now: Double { playback.now }
-
-    /// Events seen so far.
-    var eventsSeen: Int { eventCount.load(ordering: .relaxed) }
-
-    func say(_ line: String = "") {
-        if !isQuiet { print(line) }
-    }
-
-    func step(_ title: String) {
-        say()
-        say(String(format: "[%6.3f s] ", now) + title)
-    }
-
-    func note(_ text: String) {
-        say("           · " + text)
-    }
-
-    func level(main: Double?, mix: Double?, snapshot: SessionSnapshot) {
-        say(
-            String(format: "%9.3f  ", now) + "LEVEL main " + LevelMeter.format(main) + " (\(mainGain(snapshot)))"
-                + "  mix " + LevelMeter.format(mix) + "  | " + describe(snapshot))
-    }
-
-    /// The end of a step whose levels are measured from a recording after the scene.
-    func state(snapshot: SessionSnapshot) {
-        say(String(format: "%9.3f  ", now) + "STATE main (\(mainGain(snapshot)))  | " + describe(snapshot))
-    }
-
-    private func mainGain(_ snapshot: SessionSnapshot) -> String {
-        snapshot.streams.first(where: \.isMain).map {
-            String(format: "gain %.3f", $0.gain) + ($0.isPaused ? ", paused" : "")
-        }
-            ?? "closed"
-    }
-
-    private func describe(_ snapshot: SessionSnapshot) -> String {
-        let session: String
-        if let active = snapshot.activeConfiguration {
-            session = "\(active.category) (" + snapshot.owners.joined(separator: ", ") + ")"
-        } else {
-            session = "inactive"
-        }
-        let ducks =
-            snapshot.ducks.isEmpty ? "no ducks" : "ducked by " + snapshot.ducks.map(\.owner).joined(separator: ", ")
-        return "\(session), \(ducks)"
-    }
+    /// Every entry so far.
+    var all: [Entry] { entries.withLock { $0 } }
 
     // MARK: SharedSessionDelegate
 
     func session(_ session: SharedSession, didEmit event: SessionEvent) {
-        eventCount.add(1, ordering: .relaxed)
         if case .streamOpened(let info) = event.kind {
             streamNames.withLock { $0[info.id] = info.descriptor.name }
         }
         let (what, detail) = describe(event.kind)
-        let padded = what.padding(toLength: 20, withPad: " ", startingAt: 0)
-        say(String(format: "%9.3f  ", now) + padded + detail + "   ← " + describe(event.cause))
+        let entry = Entry(time: clock(), what: what, detail: detail, cause: describe(event.cause))
+        entries.withLock { $0.append(entry) }
+        sink(entry)
     }
 
     // MARK: Wording
@@ -138,8 +111,20 @@ final class Timeline: SharedSessionDelegate {
         case .duckLease(let id, let owner): "\(owner) duck \(id)"
         case .host: "host"
         case .unit(let owner): owner
-        case .system(let event): "system: \(event)"
+        case .system(let event): "system: " + describe(event)
         case .engine(let event): "engine: \(event)"
+        }
+    }
+
+    private func describe(_ event: SystemEvent) -> String {
+        switch event {
+        case .interruptionBegan: "interruption began"
+        case .interruptionEnded(let resume): "interruption ended" + (resume ? " (shouldResume)" : "")
+        case .routeChanged(let change): "route changed (\(change.reason))"
+        case .didEnterBackground: "did enter background"
+        case .willEnterForeground: "will enter foreground"
+        case .otherAudioStarted: "other audio started"
+        case .otherAudioStopped: "other audio stopped"
         }
     }
 }

@@ -8,7 +8,7 @@ import Synchronization
 /// sleeps through each step, and a `pw-record` of the sink's monitor is the scene's mix.
 ///
 /// Levels cannot be measured per stream here (the daemon mixes the streams), so they are read out of
-/// the recording after the scene by frequency: the movie's partials are apart from the overlays'.
+/// the recording after the scene by frequency: each stream's partials are apart from the others'.
 final class PipeWirePlayback: ScenePlayback {
     /// The private daemon's null sink (Scripts/pipewire-headless), which the streams play to.
     static let sink = "sharedsession-sink"
@@ -32,6 +32,8 @@ final class PipeWirePlayback: ScenePlayback {
         var lag: Double = 0
         /// Recording frame at each step's end, by the scene frame it ends at.
         var stepEnds: [Int: Int] = [:]
+        /// Steps in which the recording lost (or gained) more than the jitter: scene frames and frames lost.
+        var gaps: [(steps: Range<Int>, frames: Int)] = []
         /// The `clock.force-quantum` now set; 0 lets the graph choose.
         var forcedQuantum = 0
     }
@@ -39,12 +41,15 @@ final class PipeWirePlayback: ScenePlayback {
     private let pipewire: PipeWireEngine
     private let recorder: MonitorRecorder
     private let state = Mutex(State())
+    /// Where the playback's own remarks go (the live view's log).
+    private let note: @Sendable (String) -> Void
 
     /// Connects to the daemon and starts recording the sink.
     ///
     /// - Throws: ``SessionError`` with code `engineUnavailable` if no daemon can be reached, or a
     ///   ``MonitorRecorder/Failure`` if the sink cannot be recorded.
-    init(recordingTo path: String, logger: Logger) throws {
+    init(recordingTo path: String, logger: Logger, note: @escaping @Sendable (String) -> Void) throws {
+        self.note = note
         pipewire = try PipeWireEngine(applicationName: "watch-party", logger: logger)
         do {
             recorder = try MonitorRecorder(sink: Self.sink, path: path)
@@ -62,11 +67,6 @@ final class PipeWirePlayback: ScenePlayback {
     }
 
     var summary: String { "PipeWire in real time (sink \(Self.sink), \(pipewire.format))" }
-
-    var levelsNote: String {
-        "levels: measured after the scene in the recording of the sink's monitor, over the last 100 ms of each step: "
-            + "the movie's 220 + 330 Hz partials alone (Goertzel), RMS in dB re full scale; at gain 1 it reads -6.0 dBFS"
-    }
 
     func begin() throws {
         // Scene time 0 is placed in the recording by the recorder's writes during the lead-in.
@@ -91,10 +91,8 @@ final class PipeWirePlayback: ScenePlayback {
         }
     }
 
-    func play(quanta: Int, quantum: Int, mainStream: StreamID?, timeline: Timeline, drainInput: () -> Void) throws
-        -> (main: Double?, mix: Double?)?
-    {
-        force(quantum: quantum == Self.graphQuantum ? 0 : quantum, timeline: timeline)
+    func play(quanta: Int, quantum: Int, quantumDone: (RenderedAudio?) -> Void) throws {
+        force(quantum: quantum == Self.graphQuantum ? 0 : quantum)
         let (start, end) = state.withLock { state in
             state.sceneFrames += quanta * quantum
             return (state.start ?? .now, state.sceneFrames)
@@ -104,7 +102,7 @@ final class PipeWirePlayback: ScenePlayback {
         // calls (a subprocess, a stream opening) never accumulates into drift.
         let deadline = start + .microseconds(Int64(end) * 1_000_000 / Int64(rate))
         while true {
-            drainInput()
+            quantumDone(nil)
             pollWrites()
             let remaining = deadline - .now
             guard remaining > .zero else { break }
@@ -123,19 +121,20 @@ final class PipeWirePlayback: ScenePlayback {
             defer { state.lag = lag }
             return (Int((lag - state.startLag).rounded()), Int((lag - state.lag).rounded()))
         }
-        // Beyond 10 ms: less is the jitter of timing the writes.
-        if abs(newlyLost) > Int(rate) / 100 {
-            timeline.note(
+        // Beyond a graph quantum and 10 ms: less is the jitter of timing the writes (with a cue every
+        // half second, steps read ±1 quantum back and forth that cancel out over the scene).
+        if abs(newlyLost) > Self.graphQuantum + Int(rate) / 100 {
+            state.withLock { $0.gaps.append((end - quanta * quantum..<end, newlyLost)) }
+            note(
                 String(
                     format: "the recording %@ %d frames (%.1f ms) during this step, %d in all; "
-                        + "the closing levels are placed in it by its writes",
+                        + "the levels are placed in it by its writes",
                     newlyLost > 0 ? "lost" : "gained", abs(newlyLost), Double(abs(newlyLost)) * 1000 / rate, lost))
         }
-        return nil
     }
 
-    func finish(timeline: Timeline) throws -> [Float] {
-        force(quantum: 0, timeline: timeline)
+    func finish(log: (String) -> Void) throws -> [Float] {
+        force(quantum: 0)
         // The last cycles reach the monitor, and the recorder's file, a little after the scene ends.
         Thread.sleep(forTimeInterval: 0.3)
         pipewire.shutdown()
@@ -150,24 +149,30 @@ final class PipeWirePlayback: ScenePlayback {
         let firstSound = scene.firstIndex { $0 != 0 }.map {
             String(format: "+%.1f ms", Double($0 / channels) / rate * 1000)
         }
-        timeline.note(
+        log(
             "recording: \(recording.count / channels) frames from pw-record; scene 0.000 s is frame \(startFrame), "
                 + "where it stood when the scene started; first sound at \(firstSound ?? "never")")
         if scene.count < sceneFrames * channels {
-            timeline.note("the recording ends \(sceneFrames - scene.count / channels) frames before the scene did")
+            log("the recording ends \(sceneFrames - scene.count / channels) frames before the scene did")
         }
         return scene
     }
 
-    func mainLevel(of reading: WatchPartyScene.Reading, in mix: [Float]) -> Double? {
-        let format = pipewire.format
-        let sceneFrame = Int((reading.time * Double(format.sampleRate)).rounded())
-        let endFrame = state.withLock { state in
-            state.stepEnds[sceneFrame].map { $0 - state.startFrame } ?? sceneFrame
+    func recordingGap(inSceneFrames frames: Range<Int>) -> Int {
+        state.withLock { state in
+            state.gaps.filter { $0.steps.overlaps(frames) }.reduce(0) { $0 + abs($1.frames) }
         }
-        return LevelMeter.toneRMSDBFS(
-            of: mix, frequencies: Soundtrack.movieFrequencies, endFrame: endFrame, milliseconds: 100,
-            sampleRate: format.sampleRate, channels: format.channels)
+    }
+
+    func mixFrame(ofSceneFrame frame: Int) -> Int {
+        // The nearest step end places the frame (a mark just before a cue is placed by that cue's step
+        // end, measured from the writes just before it); between the two the recording ran at the rate.
+        state.withLock { state in
+            guard let end = state.stepEnds.keys.min(by: { abs($0 - frame) < abs($1 - frame) }),
+                let recorded = state.stepEnds[end]
+            else { return frame }
+            return recorded - state.startFrame + (frame - end)
+        }
     }
 
     /// How long before a point in time the writes that place it are taken from: a few cycles even
@@ -203,7 +208,7 @@ final class PipeWirePlayback: ScenePlayback {
     /// Sets `clock.force-quantum` on the daemon with pw-metadata, as the platform would raise the
     /// quantum for a locked screen. A failure is told in the timeline and the scene goes on at the
     /// graph's quantum.
-    private func force(quantum: Int, timeline: Timeline) {
+    private func force(quantum: Int) {
         guard state.withLock({ $0.forcedQuantum }) != quantum else { return }
         let arguments = ["pw-metadata", "-n", "settings", "0", "clock.force-quantum", "\(quantum)"]
         let command = arguments.joined(separator: " ")
@@ -217,15 +222,15 @@ final class PipeWirePlayback: ScenePlayback {
             try process.run()
             process.waitUntilExit()
             guard process.terminationStatus == 0 else {
-                timeline.note("FAILED: \(command) exited with status \(process.terminationStatus); going on")
+                note("FAILED: \(command) exited with status \(process.terminationStatus); going on")
                 return
             }
         } catch {
-            timeline.note("FAILED: \(command) did not start (\(error)); going on")
+            note("FAILED: \(command) did not start (\(error)); going on")
             return
         }
         state.withLock { $0.forcedQuantum = quantum }
-        timeline.note(
+        note(
             quantum == 0 ? "the graph chooses its quantum again: \(command)" : "quantum forced: \(command)")
     }
 }

@@ -1,0 +1,374 @@
+// engine-load: drives SharedSession on PipeWireEngine for the whole-process figures of `Benchmarks/run`.
+//
+//   engine-load play STREAMS SECONDS   one main + STREAMS-1 overlay sines through a SharedSession;
+//                                      prints "ready" once they play, then plays for SECONDS
+//   engine-load duck STREAMS TRIALS    duck latency: the duck call to the main stream at -19 dB in the
+//                                      sink's monitor recording, TRIALS times; then the same for a
+//                                      pw-play stream whose volume `pw-cli set-param` steps to 0.1.
+//                                      Prints "engine-duck-ms X" and "pw-cli-ms X" lines.
+//   engine-load faults STREAMS ROUNDS  kills and restarts the private daemon ROUNDS times under
+//                                      playback with a duck held; prints one "fault-round" line per
+//                                      round and a "fault-summary" line.
+//
+// The daemon must be the private one of Scripts/pipewire-headless (faults restarts it through that
+// script, found beside this package).
+import Foundation
+import SharedSession
+@_spi(Testing) import SharedSessionPipeWire
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("engine-load: \(message)\n".utf8))
+    exit(2)
+}
+
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let mode = arguments.first else { fail("usage: engine-load play|duck|faults STREAMS N") }
+
+func number(_ index: Int, _ name: String) -> Int {
+    guard arguments.count > index, let value = Int(arguments[index]) else { fail("missing \(name)") }
+    return value
+}
+
+let mainTone = 440.0
+let mainAmplitude: Float = 0.5
+
+/// A session on a PipeWire engine with one main sine and `count - 1` quiet overlay sines.
+final class Scene {
+    let engine: PipeWireEngine
+    let session: SharedSession
+    let lease: SessionLease
+    var handles: [StreamHandle] = []
+
+    init(streams count: Int, name: String = "engine-load") throws {
+        engine = try PipeWireEngine(applicationName: name)
+        session = SharedSession(engine: engine)
+        lease = try session.acquire(.generic, owner: "bench")
+        handles.append(try session.openMainStream(source: SineSource(frequency: mainTone, amplitude: mainAmplitude)))
+        for index in 1..<max(1, count) {
+            handles.append(
+                try session.openStream(
+                    StreamDescriptor(name: "overlay \(index)", role: .game),
+                    source: SineSource(frequency: 1000 + Double(index) * 7, amplitude: 0.001)))
+        }
+    }
+
+    /// Waits until the data thread has run `cycles` more callbacks (the streams are playing).
+    func waitUntilPlaying(cycles: Int = 50, timeout: Duration = .seconds(10)) -> Bool {
+        let start = engine.processCycles
+        let end = ContinuousClock.now + timeout
+        while ContinuousClock.now < end {
+            if engine.processCycles - start >= cycles { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return false
+    }
+
+    func close() {
+        for handle in handles { handle.close() }
+        lease.release()
+        session.close()
+        engine.shutdown()
+    }
+}
+
+/// Records the default sink's monitor through an engine of its own.
+final class Monitor {
+    let engine: PipeWireEngine
+    let ring: AudioRingBuffer
+    var samples: [Float] = []
+
+    init() throws {
+        engine = try PipeWireEngine(applicationName: "engine-load monitor")
+        ring = try AudioRingBuffer(minimumCapacity: 1 << 21)
+        try engine.startMonitorRecording(into: ring)
+    }
+
+    func poll() { samples += ring.readAll() }
+
+    /// Frames recorded so far: the recording position of what happens next.
+    func mark() -> Int {
+        poll()
+        return samples.count / 2
+    }
+
+    func record(_ seconds: Double) {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            Thread.sleep(forTimeInterval: 0.02)
+            poll()
+        }
+    }
+
+    /// Drops what was recorded (keeps memory flat over many trials).
+    func reset() {
+        poll()
+        samples.removeAll(keepingCapacity: true)
+    }
+
+    func stop() {
+        engine.stopMonitorRecording()
+        engine.shutdown()
+    }
+
+    /// The level of `frequency` (left channel) over `frames` frames from `from`, dBFS (Goertzel).
+    func level(_ frequency: Double, from: Int, frames: Int) -> Double {
+        let coefficient = 2 * cos(2 * Double.pi * frequency / 48_000)
+        var s1 = 0.0
+        var s2 = 0.0
+        for frame in from..<(from + frames) {
+            let s = Double(samples[frame * 2]) + coefficient * s1 - s2
+            s2 = s1
+            s1 = s
+        }
+        let power = max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2)
+        return 20 * log10(max(2 * power.squareRoot() / Double(frames), 1e-9))
+    }
+
+    /// Milliseconds from `mark` to the centre of the first 10 ms window (hop 1 ms) whose level of
+    /// `frequency` is at or below `threshold`; nil if none. The centre, not the end: a window's level
+    /// is that of its middle on a ramp, so the end would add 5 ms that no listener hears.
+    func reach(_ frequency: Double, atOrBelow threshold: Double, from mark: Int) -> Double? {
+        var start = mark
+        while start + 480 <= samples.count / 2 {
+            if level(frequency, from: start, frames: 480) <= threshold { return Double(start + 240 - mark) / 48 }
+            start += 48
+        }
+        return nil
+    }
+}
+
+/// Starts a command (from PATH or a path) with its output in `outputPath`. posix_spawn, not
+/// Foundation's Process: Process waits on SIGCHLD delivery, seen to hang here when the command
+/// started the daemons.
+func spawn(_ command: String, _ arguments: [String], outputPath: String = "/dev/null") -> pid_t? {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv = ([command] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    return posix_spawnp(&pid, command, &actions, nil, argv, environ) == 0 ? pid : nil
+}
+
+/// Waits for a child; its exit status, or 128 + the signal that ended it.
+func reap(_ pid: pid_t) -> Int32 {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+        guard errno == EINTR else { return -1 }
+    }
+    let signal = status & 0x7f
+    return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+}
+
+/// Runs a command and waits for it; returns its exit status and output (through a file: a daemon
+/// the command starts would hold a pipe open forever).
+@discardableResult
+func run(_ command: String, _ arguments: [String]) -> (status: Int32, output: String) {
+    let outputPath = "/tmp/engine-load-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).out"
+    defer { unlink(outputPath) }
+    guard let pid = spawn(command, arguments, outputPath: outputPath) else { return (-1, "cannot start \(command)") }
+    let status = reap(pid)
+    return (status, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
+}
+
+let tone = "/tmp/engine-load-tone-\(getpid()).wav"
+
+/// A 30 s stereo 16-bit WAV of a 660 Hz sine at amplitude 0.5, for pw-play.
+func writeTone() {
+    var data = Data()
+    let frames = 48_000 * 30
+    func le32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
+    func le16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
+    data.append(contentsOf: Array("RIFF".utf8))
+    le32(UInt32(36 + frames * 4))
+    data.append(contentsOf: Array("WAVEfmt ".utf8))
+    le32(16)
+    le16(1)
+    le16(2)
+    le32(48_000)
+    le32(48_000 * 4)
+    le16(4)
+    le16(16)
+    data.append(contentsOf: Array("data".utf8))
+    le32(UInt32(frames * 4))
+    var samples = [Int16](repeating: 0, count: frames * 2)
+    for frame in 0..<frames {
+        let value = Int16(16_383 * sin(2 * Double.pi * 660 * Double(frame) / 48_000))
+        samples[frame * 2] = value
+        samples[frame * 2 + 1] = value
+    }
+    samples.withUnsafeBytes { data.append(contentsOf: $0) }
+    _ = FileManager.default.createFile(atPath: tone, contents: data)
+}
+
+func report(_ name: String, _ values: [Double]) {
+    for value in values { say("\(name) \(String(format: "%.2f", value))") }
+}
+
+switch mode {
+case "play":
+    let count = number(1, "STREAMS")
+    let seconds = number(2, "SECONDS")
+    do {
+        let scene = try Scene(streams: count)
+        guard scene.waitUntilPlaying() else { fail("the streams never started") }
+        say("ready")
+        let startCycles = scene.engine.processCycles
+        Thread.sleep(forTimeInterval: Double(seconds))
+        say(
+            "quantum \(scene.engine.quantum) callbacks/s \(Double(scene.engine.processCycles - startCycles) / Double(seconds))"
+        )
+        scene.close()
+    } catch {
+        fail("\(error)")
+    }
+
+case "duck":
+    let count = number(1, "STREAMS")
+    let trials = number(2, "TRIALS")
+    do {
+        let monitor = try Monitor()
+        let scene = try Scene(streams: count)
+        guard scene.waitUntilPlaying() else { fail("the streams never started") }
+        monitor.record(0.5)
+        var engineMs: [Double] = []
+        for _ in 0..<trials {
+            monitor.reset()
+            monitor.record(0.3)
+            let before = monitor.level(mainTone, from: monitor.samples.count / 2 - 4800, frames: 4800)
+            let mark = monitor.mark()
+            let duck = scene.session.duck(owner: "bench")
+            monitor.record(0.4)
+            if let ms = monitor.reach(mainTone, atOrBelow: before - 19, from: mark) { engineMs.append(ms) }
+            duck.release()
+            monitor.record(0.6)
+        }
+        scene.close()
+        report("engine-duck-ms", engineMs)
+
+        // The peer: a pw-play stream whose volume another process steps with pw-cli set-param.
+        writeTone()
+        defer { unlink(tone) }
+        guard let player = spawn("pw-play", ["--volume", "1", tone]) else { fail("cannot start pw-play") }
+        var node: String?
+        for _ in 0..<100 where node == nil {
+            Thread.sleep(forTimeInterval: 0.05)
+            let dump = run("pw-cli", ["ls", "Node"]).output
+            var id: String?
+            for line in dump.split(separator: "\n") {
+                let text = line.trimmingCharacters(in: .whitespaces)
+                if text.hasPrefix("id ") { id = text.dropFirst(3).split(separator: ",").first.map(String.init) }
+                if text.contains("node.name = \"pw-play\"") { node = id }
+            }
+        }
+        guard let node else { fail("pw-play's node never appeared") }
+        monitor.record(0.5)
+        var peerMs: [Double] = []
+        let cli = "pw-cli"
+        for _ in 0..<trials {
+            monitor.reset()
+            monitor.record(0.3)
+            let before = monitor.level(660, from: monitor.samples.count / 2 - 4800, frames: 4800)
+            let mark = monitor.mark()
+            run(cli, ["set-param", node, "Props", "{ volume: 0.1 }"])
+            monitor.record(0.3)
+            if let ms = monitor.reach(660, atOrBelow: before - 19, from: mark) { peerMs.append(ms) }
+            run(cli, ["set-param", node, "Props", "{ volume: 1.0 }"])
+            monitor.record(0.3)
+        }
+        kill(player, SIGTERM)
+        _ = reap(player)
+        monitor.stop()
+        report("pw-cli-ms", peerMs)
+        say("duck-trials engine \(engineMs.count)/\(trials) pw-cli \(peerMs.count)/\(trials)")
+    } catch {
+        fail("\(error)")
+    }
+
+case "faults":
+    let count = number(1, "STREAMS")
+    let rounds = number(2, "ROUNDS")
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Scripts/pipewire-headless")
+        .path
+    func openFDs() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1 }
+    do {
+        let monitor = try Monitor()
+        let scene = try Scene(streams: count)
+        guard scene.waitUntilPlaying() else { fail("the streams never started") }
+        let duck = scene.session.duck(owner: "bench")  // the gain that must come back: -20 dB
+        monitor.record(1)
+        let expected = monitor.level(mainTone, from: monitor.samples.count / 2 - 4800, frames: 4800)
+        let leasesBefore = scene.session.snapshot.leases.count + scene.session.snapshot.ducks.count
+        let fdsBefore = openFDs()
+        var reconnectMs: [Double] = []
+        var wrongGain = 0
+        for round in 1...rounds {
+            let pids = run(script, ["pids"]).output
+            guard
+                let pid = pids.split(separator: " ").first(where: { $0.hasPrefix("pipewire=") })
+                    .flatMap({ Int32($0.dropFirst("pipewire=".count).trimmingCharacters(in: .whitespacesAndNewlines)) })
+            else { fail("no private daemon: \(pids)") }
+            kill(pid, SIGKILL)
+            // Wait until the engine saw the loss, then restart both daemons.
+            let lossDeadline = Date().addingTimeInterval(5)
+            while scene.engine.isConnected, Date() < lossDeadline { Thread.sleep(forTimeInterval: 0.005) }
+            let started = run(script, ["start"])
+            guard started.status == 0 else { fail("restart failed: \(started.output)") }
+            let ready = ContinuousClock.now
+            // Back: connected and the data thread running our callbacks again.
+            var back: Duration?
+            let deadline = ContinuousClock.now + .seconds(10)
+            var cycles = scene.engine.processCycles
+            var fresh = 0
+            while ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.002)
+                let now = scene.engine.processCycles
+                if scene.engine.isConnected, now > cycles { fresh += now - cycles } else { fresh = 0 }
+                cycles = now
+                if fresh >= count * 3 {
+                    back = ContinuousClock.now - ready
+                    break
+                }
+            }
+            guard let back else {
+                say("fault-round \(round) reconnect-ms never")
+                continue
+            }
+            let ms = Double(back.components.attoseconds) / 1e15 + Double(back.components.seconds) * 1000
+            reconnectMs.append(ms)
+            // The monitor reconnects too; read the main stream's level once it records again.
+            monitor.reset()
+            monitor.record(0.6)
+            let frames = monitor.samples.count / 2
+            let level = frames >= 4800 ? monitor.level(mainTone, from: frames - 4800, frames: 4800) : -200
+            let ok = abs(level - expected) <= 0.5
+            if !ok { wrongGain += 1 }
+            say(
+                "fault-round \(round) reconnect-ms \(String(format: "%.1f", ms)) level-db \(String(format: "%.2f", level)) expected-db \(String(format: "%.2f", expected)) \(ok ? "ok" : "WRONG")"
+            )
+        }
+        let leasesAfter = scene.session.snapshot.leases.count + scene.session.snapshot.ducks.count
+        let fdsAfter = openFDs()
+        duck.release()
+        scene.close()
+        monitor.stop()
+        let sorted = reconnectMs.sorted()
+        let median = sorted.isEmpty ? -1 : sorted[sorted.count / 2]
+        say(
+            "fault-summary rounds \(rounds) back \(reconnectMs.count) reconnect-median-ms \(String(format: "%.1f", median)) reconnect-worst-ms \(String(format: "%.1f", sorted.last ?? -1)) wrong-gain \(wrongGain) leases-before \(leasesBefore) leases-after \(leasesAfter) fds-before \(fdsBefore) fds-after \(fdsAfter)"
+        )
+    } catch {
+        fail("\(error)")
+    }
+
+default:
+    fail("unknown mode \(mode)")
+}

@@ -1,0 +1,512 @@
+import Foundation
+public import Logging
+import SharedSession
+import SharedSessionMedia
+
+/// Plays a ``Scene`` through a `SharedSession`: the host's movie as the main stream, the SDKs through
+/// `OverlayAudioBridge`s, the platform's events through `handle(_:)`, on the offline engine or on a
+/// PipeWire daemon, while a ``LiveView`` shows it happen.
+public final class SceneRunner {
+    /// Where the scene plays.
+    public enum Engine: Sendable {
+        /// The offline engine, faster than real time and the same on every run.
+        case offline
+        /// A PipeWire daemon in real time; `recordingTo` is where `pw-record` writes the sink's monitor.
+        case pipewire(recordingTo: String)
+    }
+
+    private let scene: Scene
+    private let engineChoice: Engine
+    private let view: LiveView
+    private let logger: Logger
+
+    /// A runner for `scene` on `engine`, showing it on `view`.
+    public init(scene: Scene, engine: Engine, view: LiveView, logger: Logger) {
+        self.scene = scene
+        self.engineChoice = engine
+        self.view = view
+        self.logger = logger
+    }
+
+    /// Plays the scene to its end and returns what it played and measured.
+    ///
+    /// - Throws: ``SessionError`` when a media file is missing or cannot be decoded, or the engine refuses
+    ///   something; `MonitorRecorder.Failure` when PipeWire's sink cannot be recorded.
+    public func run() throws -> SceneRun {
+        view.say("watch-party: \"\(scene.title)\" (\(scene.path)), \(Self.seconds(scene.duration))")
+        let view = self.view
+        let library = try MediaLibrary(scene: scene) { name, event in
+            switch event {
+            case .endOfStream: view.note("\(name): the file ended")
+            case .looped: view.note("\(name): looped")
+            case .seeked(let time): view.note("\(name): seeked to \(time)")
+            case .underrun(let frames): view.note("\(name): UNDERRUN, \(frames) frames played as silence")
+            case .decodeError(let error): view.note("\(name): decoding error: \(error.message)")
+            }
+        }
+        let playback: any ScenePlayback
+        switch engineChoice {
+        case .offline:
+            playback = try OfflinePlayback()
+        case .pipewire(let path):
+            playback = try PipeWirePlayback(recordingTo: path, logger: logger) { view.note($0) }
+        }
+        let session = SharedSession(engine: playback.engine, policy: .default, logger: logger)
+        let log = EventLog(clock: { playback.now }, sink: { view.event($0) })
+        // The session holds its delegate weakly; `log` lives until the end of run().
+        session.delegate = log
+        view.begin(scene: scene, engine: playback.summary, measuresStems: engineChoice.isOffline)
+
+        let state = RunState(scene: scene, session: session, library: library, playback: playback, view: view)
+        let started = ContinuousClock.now
+        do {
+            try playback.begin()
+            try state.openMovie()
+            for cue in scene.cues {
+                try state.advance(to: state.frame(at: cue.time))
+                try state.apply(cue)
+            }
+            try state.advance(to: state.frame(at: scene.duration))
+        } catch {
+            // Give back what the scene held and stop the engine (and PipeWire's recorder) before saying why.
+            view.end(snapshot: session.snapshot)
+            state.closeEverything()
+            session.close()
+            _ = try? playback.finish { view.note($0) }
+            throw error
+        }
+        let rendered = ContinuousClock.now - started
+        view.end(snapshot: session.snapshot)
+        let decoding = state.decodingReport(library: library)
+        let underruns = state.sources.reduce(into: [String: Int]()) {
+            $0[$1.name, default: 0] += $1.source.underrunCount
+        }
+        for line in decoding { view.note(line) }
+        state.closeEverything()
+        session.close()
+        let mix = try playback.finish { view.note($0) }
+        withExtendedLifetime(log) {}
+
+        let measure = Measurements(scene: scene, playback: playback, mix: mix, stems: state.stems)
+        return SceneRun(
+            scene: scene, engine: playback.summary, mix: mix, tracks: measure.tracks(labels: state.labels),
+            markers: state.markers, lanes: state.lanes(endingAt: scene.duration),
+            marks: measure.marks(state.markTimes), events: log.all, decoding: decoding, underruns: underruns,
+            duration: scene.duration,
+            renderSeconds: Self.seconds(rendered))
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+    }
+
+    static func seconds(_ value: Double) -> String { String(format: "%.1f s", value) }
+}
+
+extension SceneRunner.Engine {
+    var isOffline: Bool {
+        if case .offline = self { true } else { false }
+    }
+}
+
+/// What a run played and measured: the input of the plot and of the tests.
+public struct SceneRun: Sendable {
+    /// The scene that ran.
+    public let scene: Scene
+    /// What it played on.
+    public let engine: String
+    /// The mix, interleaved stereo at 48 kHz, from scene time 0.
+    public let mix: [Float]
+    /// Each stream's level over time, and the mix's.
+    public let tracks: [LevelTrack]
+    /// The cues as they took effect, for the time axis.
+    public let markers: [Marker]
+    /// Spans of time a state held (the screen locked, an interruption), for the plot's lanes.
+    public let lanes: [Lane]
+    /// The levels read at each mark.
+    public let marks: [MarkReading]
+    /// The session's events.
+    let events: [EventLog.Entry]
+    /// What each media file was and how its decoder kept up: ring size and underruns.
+    public let decoding: [String]
+    /// Underruns by stream name: render calls that found a decoder's ring short.
+    public let underruns: [String: Int]
+    /// The scene's length in seconds.
+    public let duration: Double
+    /// Wall-clock seconds the scene took to play (without opening the media).
+    public let renderSeconds: Double
+
+    /// A cue where it took effect.
+    public struct Marker: Sendable {
+        /// Scene seconds: the start of the quantum the cue took effect in.
+        public let time: Double
+        /// What happened.
+        public let caption: String
+        /// Whether it is a mark (a reading) rather than an action.
+        public let isMark: Bool
+    }
+
+    /// A span of time something held.
+    public struct Lane: Sendable {
+        /// What held ("screen locked").
+        public let name: String
+        /// Spans in scene seconds.
+        public let spans: [ClosedRange<Double>]
+    }
+
+    /// The levels read at a mark: the 100 ms before it.
+    public struct MarkReading: Sendable {
+        /// Scene seconds.
+        public let time: Double
+        /// The mark's label.
+        public let label: String
+        /// The line of the scene file it is on.
+        public let line: Int
+        /// What the scene expects, by stream name (nil: silence).
+        public let expected: [String: Double?]
+        /// What was measured, by stream name (nil: silence); streams that could not be measured are absent.
+        public let measured: [String: Double?]
+        /// Frames the recording lost around the mark (PipeWire on a loaded machine); 0 offline. A level
+        /// off its expectation there says more about the recording than about the session.
+        public let recordingGap: Int
+    }
+}
+
+/// One stream's level over time.
+public struct LevelTrack: Sendable {
+    /// The stream's name ("movie", "feed", "voice", "notification"), or "mix".
+    public let name: String
+    /// Scene seconds and the level there in dBFS (nil: silence), evenly spaced.
+    public let points: [(time: Double, level: Double?)]
+    /// How each point was measured, for the plot's legend.
+    public let method: String
+}
+
+/// The state of one run: the streams and leases the cues opened, the frames played, the stems.
+private final class RunState {
+    let scene: Scene
+    let session: SharedSession
+    let library: MediaLibrary
+    let playback: any ScenePlayback
+    let view: LiveView
+    let rate: Int
+    let channels: Int
+
+    var frame = 0
+    var quantum: Int
+    /// Every stream's name by id, for the stems.
+    var labels: [String] = ["movie"]
+    var names: [StreamID: String] = [:]
+    /// Each named stream's stem from scene time 0, on the offline engine.
+    var stems: [String: [Float]] = [:]
+    var markers: [SceneRun.Marker] = []
+    var markTimes: [(time: Double, cue: Scene.Cue)] = []
+    var laneStarts: [String: Double] = [:]
+    var laneSpans: [String: [ClosedRange<Double>]] = [:]
+    /// Things to do at a later frame: closing a stream after its fade-out, a notification at its end.
+    var pending: [(frame: Int, name: String, work: () -> Void)] = []
+
+    var hostLease: SessionLease?
+    var movie: StreamHandle?
+    let feedBridge: OverlayAudioBridge
+    let voiceBridge: OverlayAudioBridge
+    var feed: StreamHandle?
+    var voice: StreamHandle?
+    var notifications: [StreamHandle] = []
+    /// Every media source opened, by stream name, to keep their decoders ahead offline and to count
+    /// their underruns at the end.
+    var sources: [(name: String, media: Scene.Media, source: MediaFileSource)] = []
+    var movieSource: MediaFileSource?
+    /// A seek flushed the movie's ring since the decoders were last waited for.
+    var seekPending = false
+    var notificationDucks: [DuckLease] = []
+
+    init(scene: Scene, session: SharedSession, library: MediaLibrary, playback: any ScenePlayback, view: LiveView) {
+        self.scene = scene
+        self.session = session
+        self.library = library
+        self.playback = playback
+        self.view = view
+        rate = playback.engine.format.sampleRate
+        channels = playback.engine.format.channels
+        quantum = scene.quantum
+        feedBridge = OverlayAudioBridge(session: session, owner: "social-feed")
+        voiceBridge = OverlayAudioBridge(session: session, owner: "watch-party")
+    }
+
+    func frame(at time: Double) -> Int { Int((time * Double(rate)).rounded()) }
+
+    var now: Double { Double(frame) / Double(rate) }
+
+    func openMovie() throws {
+        view.step(at: 0, "host: the movie opens at volume \(Scene.format(scene.movie.volume))")
+        // The host's own playback holds a session too, so the overlays join an active session
+        // instead of activating and deactivating it around the movie.
+        hostLease = try session.acquire(.generic, owner: "host-player")
+        try session.setMainVolume(scene.movie.volume)
+        let source = try library.source(for: scene.movie, name: "movie")
+        sources.append(("movie", scene.movie, source))
+        movieSource = source
+        let handle = try session.openMainStream(StreamDescriptor(name: "movie", role: .movie), source: source)
+        names[handle.id] = "movie"
+        movie = handle
+    }
+
+    /// Plays up to `target` (rounded up to whole quanta), doing what is pending on the way.
+    func advance(to target: Int) throws {
+        while frame < target {
+            runPending()
+            let nextPending = pending.map(\.frame).filter { $0 > frame }.min() ?? target
+            let until = min(target, nextPending)
+            let quanta = max(1, (until - frame + quantum - 1) / quantum)
+            let quantum = self.quantum
+            let offline = playback is OfflinePlayback
+            if offline { keepDecodersAhead() }
+            try playback.play(quanta: quanta, quantum: quantum) { block in
+                // The voice chat's sender must keep reading, or the capture ring fills up.
+                _ = session.voiceInput.readAll()
+                guard let block else {
+                    view.tick(
+                        time: playback.now, progress: playback.now / scene.duration, levels: gains(),
+                        clock: movieClock
+                    ) { session.snapshot }
+                    return
+                }
+                let levels = collect(block)
+                view.tick(
+                    time: Double(frame + block.frames) / Double(rate),
+                    progress: Double(frame) / Double(rate)
+                        / scene.duration, levels: levels, clock: movieClock
+                ) { session.snapshot }
+                frame += block.frames
+                if offline { keepDecodersAhead() }
+            }
+            if !(playback is OfflinePlayback) { frame += quanta * quantum }
+        }
+        runPending()
+    }
+
+    private var movieClock: Double? {
+        movieSource.map { SceneRunner.seconds($0.clock) }
+    }
+
+    /// Offline, the engine renders far faster than real time and would outrun the decoder threads:
+    /// called before every quantum, it waits for a decoder to fill its ring when the ring holds less
+    /// than two quanta, or a seek has flushed it.
+    private func keepDecodersAhead() {
+        let sought = seekPending
+        seekPending = false
+        for entry in sources where sought || entry.source.bufferedFrames < 2 * quantum {
+            if !entry.source.waitUntilBuffered(timeout: .seconds(10)) {
+                view.note("\(entry.name): the decoder did not fill its ring within 10 s; going on")
+            }
+        }
+    }
+
+    /// One line per media file: what it is, the decoder's ring, and the underruns in this run.
+    func decodingReport(library: MediaLibrary) -> [String] {
+        sources.map { entry in
+            let info = library.info(of: entry.media).map { "\($0)" } ?? "?"
+            let ring = entry.source.bufferFrames
+            return "\(entry.name): \(entry.media.written) (\(info)); decoder thread with a ring of \(ring) frames "
+                + String(format: "(%.0f ms)", Double(ring) * 1000 / Double(rate))
+                + ", \(entry.source.underrunCount) underruns (\(entry.source.underrunFrames) frames)"
+        }
+    }
+
+    private func runPending() {
+        let due = pending.filter { $0.frame <= frame }
+        pending.removeAll { $0.frame <= frame }
+        for item in due { item.work() }
+    }
+
+    /// Adds a quantum's stems to each name's stem and returns the quantum's level per name.
+    private func collect(_ block: RenderedAudio) -> [String: Double?] {
+        var byName: [String: [Float]] = [:]
+        for (id, stem) in block.stems {
+            let name = names[id] ?? "other"
+            if var sum = byName[name] {
+                for index in sum.indices { sum[index] += stem[index] }
+                byName[name] = sum
+            } else {
+                byName[name] = stem
+            }
+        }
+        var levels: [String: Double?] = [:]
+        for name in labels {
+            // Appended in place: copying a stem out of the dictionary and back would copy all of it
+            // every quantum.
+            padStem(name, to: frame)
+            if let audio = byName[name] {
+                stems[name, default: []].append(contentsOf: audio)
+                levels[name] = Levels.rmsDBFS(of: audio, frames: 0..<block.frames, channels: channels)
+            } else {
+                stems[name, default: []].append(contentsOf: repeatElement(0, count: block.frames * channels))
+                levels[name] = .some(nil)
+            }
+        }
+        levels["mix"] = Levels.rmsDBFS(of: block.mix, frames: 0..<block.frames, channels: channels)
+        return levels
+    }
+
+    /// On a sound server: each stream's gain in dB as its meter (a closed stream's reads silent).
+    private func gains() -> [String: Double?] {
+        var levels: [String: Double?] = [:]
+        for name in labels { levels[name] = .some(nil) }
+        for info in session.snapshot.streams {
+            let name = names[info.id] ?? info.descriptor.name
+            levels[name] = info.gain > 0 && !info.isPaused ? 20 * log10(Double(info.gain)) : .some(nil)
+        }
+        return levels
+    }
+
+    private func open(_ media: Scene.Media, name: String, role: StreamRole, owner: String) throws -> StreamHandle {
+        if !labels.contains(name) { labels.append(name) }
+        let source = try library.source(for: media, name: name)
+        sources.append((name, media, source))
+        let handle = try session.openStream(
+            StreamDescriptor(name: name, role: role), source: source, volume: media.volume, owner: owner)
+        names[handle.id] = name
+        return handle
+    }
+
+    /// Fades a stream out over 30 ms and closes it after, so it leaves no click in the mix.
+    private func fadeAndClose(_ handle: StreamHandle) {
+        try? handle.setVolume(0)
+        pending.append((frame + rate * 3 / 100, handle.descriptor.name, { handle.close() }))
+    }
+
+    private func lane(_ name: String, on: Bool) {
+        if on {
+            if laneStarts[name] == nil { laneStarts[name] = now }
+        } else if let start = laneStarts.removeValue(forKey: name) {
+            laneSpans[name, default: []].append(start...now)
+        }
+    }
+
+    func lanes(endingAt end: Double) -> [SceneRun.Lane] {
+        for (name, start) in laneStarts { laneSpans[name, default: []].append(start...end) }
+        laneStarts = [:]
+        let order = [
+            "feed clip", "voice chat", "notification", "other app", "background", "screen locked",
+            "interruption", "movie paused",
+        ]
+        return order.compactMap { name in laneSpans[name].map { SceneRun.Lane(name: name, spans: $0) } }
+    }
+
+    func apply(_ cue: Scene.Cue) throws {
+        let action = cue.action
+        if case .mark(let label, _) = action {
+            // A reading needs no quantum boundary: the 100 ms before the mark's own time are rendered.
+            markers.append(SceneRun.Marker(time: cue.time, caption: label, isMark: true))
+            markTimes.append((cue.time, cue))
+            view.step(at: cue.time, "mark: \(label)")
+            return
+        }
+        markers.append(SceneRun.Marker(time: now, caption: action.caption, isMark: false))
+        view.step(at: now, action.caption + "   (scene line \(cue.line))")
+        switch action {
+        case .play:
+            session.play()
+        case .pause:
+            session.pause()
+        case .volume(let volume):
+            try session.setMainVolume(volume)
+        case .seek(let time):
+            try movieSource?.seek(to: .nanoseconds(Int64((time * 1e9).rounded())))
+            seekPending = true
+        case .feedStart(let media, let duck):
+            try feedBridge.prepareAudioSession(for: .generic)
+            if duck { feedBridge.requestAudioDucking() }
+            feed = try open(media, name: "feed", role: .music, owner: "social-feed")
+            lane("feed clip", on: true)
+        case .feedStop:
+            if let feed { fadeAndClose(feed) }
+            feed = nil
+            if feedBridge.heldCounts.ducks > 0 { feedBridge.disableAudioDucking() }
+            feedBridge.disableAudioSession(for: .generic)
+            lane("feed clip", on: false)
+        case .voiceJoin(let media):
+            try voiceBridge.prepareAudioSession(for: .voice)
+            voiceBridge.requestAudioDucking()
+            voice = try open(media, name: "voice", role: .communication, owner: "watch-party")
+            lane("voice chat", on: true)
+        case .voiceLeave:
+            if let voice { fadeAndClose(voice) }
+            voice = nil
+            voiceBridge.disableAudioDucking()
+            voiceBridge.disableAudioSession(for: .voice)
+            lane("voice chat", on: false)
+        case .notification(let media, let duck):
+            let handle = try open(media, name: "notification", role: .notification, owner: "notifications")
+            let duckLease = duck ? session.duck(owner: "notifications") : nil
+            notifications.append(handle)
+            lane("notification", on: true)
+            let end = frame + Int((library.duration(of: media) * Double(rate)).rounded(.up))
+            pending.append(
+                (
+                    end, "notification",
+                    { [weak self] in
+                        handle.close()
+                        duckLease?.release()
+                        self?.notifications.removeAll { $0 === handle }
+                        self?.lane("notification", on: false)
+                    }
+                ))
+            if let duckLease { notificationDucks.append(duckLease) }
+        case .otherAudio(let playing):
+            session.handle(playing ? .otherAudioStarted : .otherAudioStopped)
+            lane("other app", on: playing)
+        case .background:
+            session.handle(.didEnterBackground)
+            lane("background", on: true)
+        case .foreground:
+            session.handle(.willEnterForeground)
+            lane("background", on: false)
+        case .lock:
+            quantum = scene.lockedQuantum
+            view.note("the platform raises the render quantum to \(quantum) frames")
+            lane("screen locked", on: true)
+        case .unlock:
+            quantum = scene.quantum
+            view.note("the render quantum is back to \(quantum) frames")
+            lane("screen locked", on: false)
+        case .interruptionBegin:
+            session.handle(.interruptionBegan)
+            lane("interruption", on: true)
+        case .interruptionEnd(let resume):
+            session.handle(.interruptionEnded(shouldResume: resume))
+            lane("interruption", on: false)
+        case .routeChange(let reason, let output):
+            session.handle(.routeChanged(RouteChange(reason: RouteChangeReason(reason), currentOutput: output)))
+        case .mark:
+            break
+        }
+        // Paused by the host, a route change or an interruption that waits for the host: as the session says.
+        lane("movie paused", on: session.snapshot.isMainPaused)
+    }
+
+    func closeEverything() {
+        for item in pending { item.work() }
+        pending = []
+        feed?.close()
+        voice?.close()
+        for handle in notifications { handle.close() }
+        for duck in notificationDucks { duck.release() }
+        if feedBridge.heldCounts.ducks > 0 { feedBridge.disableAudioDucking() }
+        while feedBridge.heldCounts.generic > 0 { feedBridge.disableAudioSession(for: .generic) }
+        if voiceBridge.heldCounts.ducks > 0 { voiceBridge.disableAudioDucking() }
+        while voiceBridge.heldCounts.voice > 0 { voiceBridge.disableAudioSession(for: .voice) }
+        movie?.close()
+        hostLease?.release()
+        for name in labels {
+            padStem(name, to: frame)
+        }
+    }
+
+    /// Pads the stem of `name` with silence up to `frame`, for the time before its stream opened.
+    private func padStem(_ name: String, to frame: Int) {
+        let missing = frame * channels - (stems[name]?.count ?? 0)
+        if missing > 0 { stems[name, default: []].append(contentsOf: repeatElement(0, count: missing)) }
+    }
+}
