@@ -22,12 +22,19 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
             case connectionLost
             case sessionClosed
             case limitExceeded
+            case invalidRecording
             case mediaUnreadable
             case noAudioTrack
         }
 
         private let base: Base
         private init(_ base: Base) { self.base = base }
+
+        /// The code whose ``description`` is `name`, if there is one: how a recording reads it back.
+        init?(named name: String) {
+            guard let base = Base(rawValue: name) else { return nil }
+            self.init(base)
+        }
 
         /// A number was NaN, infinite or out of its range (a volume above 1, a negative duck level).
         public static let invalidValue = Code(.invalidValue)
@@ -55,6 +62,9 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let sessionClosed = Code(.sessionClosed)
         /// A unit asked for more than its limits allow, and the policy refuses such requests.
         public static let limitExceeded = Code(.limitExceeded)
+        /// A session recording could not be read: malformed, from a newer format version, or naming a
+        /// lease or stream it never opened. The message names the line.
+        public static let invalidRecording = Code(.invalidRecording)
         /// A media file could not be decoded: not a media file, damaged or truncated, or a codec this
         /// FFmpeg build has no decoder for.
         public static let mediaUnreadable = Code(.mediaUnreadable)

@@ -6,7 +6,8 @@ public enum SessionInput: Sendable, Hashable {
     case acquire(AudioSessionType, owner: String, lease: LeaseID)
     /// A session lease released (`dropped`: let go of without `release()`).
     case releaseLease(LeaseID, dropped: Bool)
-    /// ``SharedSession/duck(_:)`` (or one of its shorthands), and the id the lease was given.
+    /// ``SharedSession/duck(_:)`` (or one of its shorthands), and the id the lease was given: 0 if the
+    /// unit's limits refused the request (its already released lease has id 0).
     case duck(DuckRequest, lease: LeaseID)
     /// A duck or pause lease released (`dropped`: let go of without `release()`).
     case releaseDuck(LeaseID, dropped: Bool)
@@ -57,4 +58,13 @@ public enum SessionInput: Sendable, Hashable {
 public protocol SessionInputObserver: AnyObject, Sendable {
     /// One input, at `time`.
     func session(_ session: SharedSession, received input: SessionInput, at time: ContinuousClock.Instant)
+
+    /// One event the session emitted, at `time`: told right after the input that caused it, before
+    /// the event reaches ``SharedSession/events`` and the delegate. Does nothing unless implemented.
+    func session(_ session: SharedSession, emitted event: SessionEvent, at time: ContinuousClock.Instant)
+}
+
+extension SessionInputObserver {
+    /// Ignores the event: an observer that only wants the inputs need not implement it.
+    public func session(_ session: SharedSession, emitted event: SessionEvent, at time: ContinuousClock.Instant) {}
 }

@@ -25,6 +25,8 @@ public final class SharedSession: Sendable {
     /// thread, for instance a voice-chat client's sender.
     public let voiceInput: AudioRingBuffer
     let logger: Logger
+    /// Where the session reads the time: the continuous clock, or a replay's recorded times.
+    let clock: SessionClock
 
     private let state: Locked<SessionState>
     /// Serialises performing effects, so the engine and the stream controls see the changes in the
@@ -61,9 +63,15 @@ public final class SharedSession: Sendable {
 
     /// Creates a session on `engine`. Tests make their own sessions this way; apps use
     /// ``bootstrap(engine:policy:)`` and ``shared``.
-    public init(engine: some AudioEngine, policy: SessionPolicy = .default, logger: Logger? = nil) {
+    public convenience init(engine: some AudioEngine, policy: SessionPolicy = .default, logger: Logger? = nil) {
+        self.init(engine: engine, policy: policy, logger: logger, clock: .continuous)
+    }
+
+    /// Creates a session that reads the time from `clock` (a replay's recorded times).
+    init(engine: some AudioEngine, policy: SessionPolicy, logger: Logger?, clock: SessionClock) {
         self.engine = engine
         self.policy = policy
+        self.clock = clock
         self.logger = logger ?? Logger(label: "SharedSession")
         self.state = Locked(SessionState(policy: policy))
         // Two seconds of voice: a client that reads every 20 ms never loses a frame.
@@ -120,7 +128,7 @@ public final class SharedSession: Sendable {
 
     /// The state right now.
     public var snapshot: SessionSnapshot {
-        state.withLock { $0.snapshot(at: .now) }
+        state.withLock { $0.snapshot(at: clock.now()) }
     }
 
     /// A new stream of every event from now on. Every subscriber gets every event, in order; stop
@@ -157,8 +165,9 @@ public final class SharedSession: Sendable {
     ///   configuration; the session and every lease already held stay as they were.
     public func acquire(_ type: AudioSessionType, owner: String) throws(SessionError) -> SessionLease {
         let (id, granted, refusal) = lane.withLock { lane -> (LeaseID, AudioSessionType, SessionError?) in
-            let (id, effects) = state.withLock { $0.acquire(type, owner: owner, at: .now) }
-            notify(.acquire(type, owner: owner, lease: id), &lane)
+            let now = clock.now()
+            let (id, effects) = state.withLock { $0.acquire(type, owner: owner, at: now) }
+            notify(.acquire(type, owner: owner, lease: id), at: now, &lane)
             perform(effects, &lane)
             // The activation's outcome is in: the lease is granted (as the type its unit's limits
             // allow), or refused with the reason.
@@ -246,11 +255,13 @@ public final class SharedSession: Sendable {
             throw error
         }
         let (result, info) = lane.withLock { lane -> (Result<LeaseID, SessionError>, DuckInfo?) in
+            let now = clock.now()
             let (result, effects, info) = state.withLock { state in
-                let (result, effects) = state.duck(request, at: .now)
+                let (result, effects) = state.duck(request, at: now)
                 return (result, effects, (try? result.get()).flatMap { state.duckInfo($0) })
             }
-            if case .success(let id) = result { notify(.duck(request, lease: id), &lane) }
+            // A request the unit's limits refused is recorded with lease 0, the id of its refused lease.
+            notify(.duck(request, lease: (try? result.get()) ?? LeaseID(rawValue: 0)), at: now, &lane)
             perform(effects, &lane)
             return (result, info)
         }
@@ -392,10 +403,11 @@ public final class SharedSession: Sendable {
                         id, descriptor: descriptor, source: source, gain: target.gain, paused: target.paused)
                 } catch {
                     state.withLock { $0.streamOpenFailed(id) }
-                    notify(.openStreamRefused(descriptor, message: error.message), &lane)
+                    notify(.openStreamRefused(descriptor, message: error.message), at: nil, &lane)
                     throw error
                 }
-                notify(.openStream(descriptor, owner: owner, volume: volume, isMain: isMain, stream: id), &lane)
+                notify(
+                    .openStream(descriptor, owner: owner, volume: volume, isMain: isMain, stream: id), at: nil, &lane)
                 perform(state.withLock { $0.streamOpened(id, at: target) }, &lane)
                 return id
             }
@@ -467,7 +479,7 @@ public final class SharedSession: Sendable {
             expiry.scheduled = deadline
             return true
         }
-        guard schedule else { return }
+        guard schedule, clock.schedulesDeadlines else { return }
         let wait = max(.zero, deadline - .now)
         let nanoseconds =
             Int(wait.components.seconds) * 1_000_000_000 + Int(wait.components.attoseconds / 1_000_000_000)
@@ -484,11 +496,17 @@ public final class SharedSession: Sendable {
             return true
         }
         guard current else { return }
-        let next = run(.expireDeadlines) { state in
-            let effects = state.expire(at: .now)
+        if let next = expireDeadlines() { scheduleExpiry(at: next) }
+    }
+
+    /// Releases the ducks whose deadline has passed by the session's clock; returns the next deadline.
+    @discardableResult
+    func expireDeadlines() -> ContinuousClock.Instant? {
+        let now = clock.now()
+        return run(.expireDeadlines, at: now) { state in
+            let effects = state.expire(at: now)
             return (state.nextDeadline, effects)
         }
-        if let next { scheduleExpiry(at: next) }
     }
 
     // MARK: Recording
@@ -504,10 +522,18 @@ public final class SharedSession: Sendable {
         _ = lane.withLock { $0.observers.removeValue(forKey: ObjectIdentifier(observer)) }
     }
 
-    private func notify(_ input: SessionInput, _ lane: inout Lane) {
+    /// Tells the observers `input`, at `now` (the instant the state was given), or at the clock's
+    /// time when the state was given none: read only when someone observes.
+    private func notify(_ input: SessionInput, at now: ContinuousClock.Instant?, _ lane: inout Lane) {
         guard !lane.observers.isEmpty else { return }
-        let now = ContinuousClock.now
+        let now = now ?? clock.now()
         for observer in lane.observers.values { observer.session(self, received: input, at: now) }
+    }
+
+    private func notify(emitted event: SessionEvent, _ lane: inout Lane) {
+        guard !lane.observers.isEmpty else { return }
+        let now = clock.now()
+        for observer in lane.observers.values { observer.session(self, emitted: event, at: now) }
     }
 
     // MARK: The three steps: mutate, perform, deliver
@@ -521,11 +547,12 @@ public final class SharedSession: Sendable {
     }
 
     private func run<R: Sendable>(
-        _ input: SessionInput, _ body: (inout SessionState) -> (R, [SessionEffect])
+        _ input: SessionInput, at now: ContinuousClock.Instant? = nil,
+        _ body: (inout SessionState) -> (R, [SessionEffect])
     ) -> R {
         let result = lane.withLock { lane -> R in
             let (result, effects) = state.withLock { state in body(&state) }
-            notify(input, &lane)
+            notify(input, at: now, &lane)
             perform(effects, &lane)
             return result
         }
@@ -533,7 +560,7 @@ public final class SharedSession: Sendable {
         return result
     }
 
-    private func reject(_ error: SessionError) {
+    func reject(_ error: SessionError) {
         run(.rejected(error)) { $0.noteRejected(error) }
     }
 
@@ -549,26 +576,27 @@ public final class SharedSession: Sendable {
             switch effect {
             case .emit(let event):
                 events.append(event)
+                notify(emitted: event, &lane)
             case .activate(let configuration):
                 do {
                     try engine.activate(configuration)
-                    notify(.activationOutcome(configuration, refused: nil), &lane)
+                    notify(.activationOutcome(configuration, refused: nil), at: nil, &lane)
                     queue += state.withLock { $0.activationSucceeded() }
                 } catch {
                     logger.error(
                         "engine refused configuration",
                         metadata: ["configuration": "\(configuration)", "error": "\(error.message)"])
-                    notify(.activationOutcome(configuration, refused: error.message), &lane)
+                    notify(.activationOutcome(configuration, refused: error.message), at: nil, &lane)
                     queue += state.withLock { $0.activationFailed(error) }
                 }
             case .startCapture:
                 do {
                     try engine.startCapture(into: voiceInput)
-                    notify(.captureOutcome(refused: nil), &lane)
+                    notify(.captureOutcome(refused: nil), at: nil, &lane)
                     queue += state.withLock { $0.captureStarted() }
                 } catch {
                     logger.error("voice capture refused", metadata: ["error": "\(error.message)"])
-                    notify(.captureOutcome(refused: error.message), &lane)
+                    notify(.captureOutcome(refused: error.message), at: nil, &lane)
                     queue += state.withLock { $0.captureFailed(error) }
                 }
             default:
@@ -584,8 +612,14 @@ public final class SharedSession: Sendable {
         case .restore(let configuration):
             // Undo a half-done switch so the engine matches what the session reports; if even that is
             // refused, the engine's next activation starts from a clean slate anyway.
+            // Its outcome is recorded like any activation's, so a replay's engine answers it in turn.
             if let configuration {
-                try? engine.activate(configuration)
+                do {
+                    try engine.activate(configuration)
+                    notify(.activationOutcome(configuration, refused: nil), at: nil, &lane)
+                } catch {
+                    notify(.activationOutcome(configuration, refused: error.message), at: nil, &lane)
+                }
             } else {
                 engine.deactivate(notifyingOthers: false)
             }

@@ -19,13 +19,16 @@ public final class SceneRunner {
     private let engineChoice: Engine
     private let view: LiveView
     private let logger: Logger
+    private let recordingPath: String?
 
-    /// A runner for `scene` on `engine`, showing it on `view`.
-    public init(scene: Scene, engine: Engine, view: LiveView, logger: Logger) {
+    /// A runner for `scene` on `engine`, showing it on `view`; with `recordingTo`, the session's
+    /// inputs and events are recorded to that file (a `SessionRecorder`), for `watch-party --replay`.
+    public init(scene: Scene, engine: Engine, view: LiveView, logger: Logger, recordingTo: String? = nil) {
         self.scene = scene
         self.engineChoice = engine
         self.view = view
         self.logger = logger
+        self.recordingPath = recordingTo
     }
 
     /// Plays the scene to its end and returns what it played and measured.
@@ -52,6 +55,13 @@ public final class SceneRunner {
             playback = try PipeWirePlayback(recordingTo: path, logger: logger) { view.note($0) }
         }
         let session = SharedSession(engine: playback.engine, policy: .default, logger: logger)
+        let offline = playback.engine as? OfflineEngine
+        let recorder = try recordingPath.map { path throws(SessionError) in
+            // On the offline engine each input carries its frame, so a replay renders the same audio.
+            var position: (@Sendable () -> Int)?
+            if let offline { position = { offline.framesRendered } }
+            return try SessionRecorder(session: session, to: URL(fileURLWithPath: path), framePosition: position)
+        }
         let log = EventLog(clock: { playback.now }, sink: { view.event($0) })
         // The session holds its delegate weakly; `log` lives until the end of run().
         session.delegate = log
@@ -64,14 +74,17 @@ public final class SceneRunner {
             try state.openMovie()
             for cue in scene.cues {
                 try state.advance(to: state.frame(at: cue.time))
+                if let recorder, let offline { state.recordLevels(recorder, offline, label: cue.action.caption) }
                 try state.apply(cue)
             }
             try state.advance(to: state.frame(at: scene.duration))
+            if let recorder, let offline { state.recordLevels(recorder, offline, label: "end of the scene") }
         } catch {
             // Give back what the scene held and stop the engine (and PipeWire's recorder) before saying why.
             view.end(snapshot: session.snapshot)
             state.closeEverything()
             session.close()
+            try? recorder?.stop()
             _ = try? playback.finish { view.note($0) }
             throw error
         }
@@ -84,6 +97,7 @@ public final class SceneRunner {
         for line in decoding { view.note(line) }
         state.closeEverything()
         session.close()
+        try recorder?.stop()
         let mix = try playback.finish { view.note($0) }
         withExtendedLifetime(log) {}
 
@@ -502,6 +516,15 @@ private final class RunState {
         for name in labels {
             padStem(name, to: frame)
         }
+    }
+
+    /// Records the gain every open stream's render side has reached: where a replay checks its levels.
+    func recordLevels(_ recorder: SessionRecorder, _ offline: OfflineEngine, label: String) {
+        var gains: [StreamID: Float] = [:]
+        for id in names.keys {
+            if let gain = offline.currentGain(of: id) { gains[id] = gain }
+        }
+        recorder.recordLevels(gains, label: label)
     }
 
     /// Pads the stem of `name` with silence up to `frame`, for the time before its stream opened.

@@ -51,7 +51,31 @@ struct WatchParty: ParsableCommand {
     @Flag(help: "Plain lines even on a terminal.")
     var plain = false
 
+    @Option(help: "Record the run's session (every input and event, JSON Lines) to this file, for --replay.")
+    var record: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Replay a recorded session on the offline engine instead of playing a scene, and say whether "
+                + "its events and levels matched the recording."))
+    var replay: String?
+
     func run() throws {
+        if let replay {
+            let report: ReplayCheck.Report
+            do {
+                report = try ReplayCheck.run(path: replay)
+            } catch {
+                FileHandle.standardError.write(Data("watch-party: \(error.message)\n".utf8))
+                throw ExitCode(2)
+            }
+            for line in report.lines { print(line) }
+            if !report.matched {
+                FileHandle.standardError.write(Data("watch-party: the replay differs from the recording\n".utf8))
+                throw ExitCode.failure
+            }
+            return
+        }
         var logger = Logger(label: "watch-party.session")
         logger.logLevel = .error
         let view = LiveView(style: quiet ? .quiet : plain ? .lines : nil)
@@ -66,7 +90,7 @@ struct WatchParty: ParsableCommand {
             engine == .offline ? .offline : .pipewire(recordingTo: output + ".pw-record.wav")
         let run: SceneRun
         do {
-            run = try SceneRunner(scene: loaded, engine: choice, view: view, logger: logger).run()
+            run = try SceneRunner(scene: loaded, engine: choice, view: view, logger: logger, recordingTo: record).run()
         } catch let error as SessionError {
             FileHandle.standardError.write(Data("watch-party: \(error.message)\n".utf8))
             throw ExitCode.failure
@@ -96,6 +120,9 @@ struct WatchParty: ParsableCommand {
         }
         view.result("wrote \(wav.path): the mix, " + String(format: "%.1f s", run.duration))
         view.result("wrote \(png) and \(svg): each stream's level over time, the cues marked")
+        if let record {
+            view.result("wrote \(record): the session's inputs and events; replay it with --replay \(record)")
+        }
         if failures > 0 {
             FileHandle.standardError.write(Data("watch-party: \(failures) level(s) off at the scene's marks\n".utf8))
             throw ExitCode.failure

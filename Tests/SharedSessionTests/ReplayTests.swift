@@ -1,0 +1,478 @@
+import Foundation
+import SharedSession
+import SharedSessionTesting
+import Synchronization
+import Testing
+
+/// An offline engine that refuses as many activations as it is told to, the way a sound server
+/// refuses a configuration it cannot give.
+final class RefusingEngine: AudioEngine {
+    let offline = OfflineEngine()
+    private let refusals = Mutex(0)
+
+    /// Refuses the next `count` activations.
+    func refuseActivations(_ count: Int) { refusals.withLock { $0 = count } }
+
+    var format: AudioFormat { offline.format }
+    var quantum: Int { offline.quantum }
+    func setEventHandler(_ handler: @escaping @Sendable (EngineEvent) -> Void) { offline.setEventHandler(handler) }
+    func activate(_ configuration: SessionConfiguration) throws(SessionError) {
+        let refuse = refusals.withLock { count -> Bool in
+            defer { count = max(0, count - 1) }
+            return count > 0
+        }
+        if refuse {
+            throw SessionError(code: .activationRefused, message: "the device is busy with a phone call")
+        }
+        try offline.activate(configuration)
+    }
+    func deactivate(notifyingOthers: Bool) { offline.deactivate(notifyingOthers: notifyingOthers) }
+    func openStream(
+        _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
+    ) throws(SessionError) -> any StreamControl {
+        try offline.openStream(id, descriptor: descriptor, source: source, gain: gain, paused: paused)
+    }
+    func closeStream(_ id: StreamID) { offline.closeStream(id) }
+    func setSuspended(_ suspended: Bool) { offline.setSuspended(suspended) }
+    func startCapture(into ring: AudioRingBuffer) throws(SessionError) { try offline.startCapture(into: ring) }
+    func stopCapture() { offline.stopCapture() }
+}
+
+/// A session run on the offline engine while a recorder writes it to a file: the main stream's stem
+/// and the frames at which its level is compared with the replay's.
+final class RecordedRun {
+    let engine = RefusingEngine()
+    let session: SharedSession
+    let recorder: SessionRecorder
+    let events = RecordingDelegate()
+    let url: URL
+    let main: StreamHandle
+    private(set) var mainStem: [Float] = []
+    /// Frames at the end of each rendered stretch, where every ramp has settled.
+    private(set) var marks: [Int] = []
+
+    static func mainSource() -> SineSource { try! SineSource(frequency: 1000, amplitude: 0.5) }
+
+    init(policy: SessionPolicy = .default) throws {
+        url = FileManager.default.temporaryDirectory.appending(path: "session-\(UUID().uuidString).jsonl")
+        session = SharedSession(engine: engine, policy: policy)
+        session.delegate = events
+        let offline = engine.offline
+        recorder = try SessionRecorder(session: session, to: url, framePosition: { offline.framesRendered })
+        main = try session.openMainStream(source: Self.mainSource())
+    }
+
+    /// Renders `milliseconds` in quanta of 1024 frames and marks the end.
+    func render(_ milliseconds: Int = 600) throws {
+        let rendered = try engine.offline.render(duration: .milliseconds(milliseconds), quantum: 1024)
+        mainStem += rendered.stems[main.id] ?? [Float](repeating: 0, count: rendered.frames * 2)
+        marks.append(engine.offline.framesRendered)
+        if let gain = engine.offline.currentGain(of: main.id) {
+            recorder.recordLevels([main.id: gain], label: "mark \(marks.count)")
+        }
+    }
+
+    func finish() throws -> SessionRecording {
+        try recorder.stop()
+        return try SessionRecording(contentsOf: url)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// The main stream's level in dB (relative to the source's full level) over the 10 ms before
+/// `frame`: 480 frames, ten whole periods of the 1 kHz sine.
+func level(_ stem: [Float], before frame: Int, fullScale: Float) -> Float {
+    Float(max(-90, meter.rms(stem, frames: (frame - 480)..<frame) - LevelMeter.decibels(Double(fullScale))))
+}
+
+@Suite("Sessions that can be replayed")
+struct ReplayTests {
+    static let policy = {
+        try! SessionPolicy(unitLimits: [
+            "feed": try! UnitLimits(deepestDuckLevel: 0.25),
+            "strict": try! UnitLimits(mayPauseMain: false, excess: .refuse),
+            "sdk": try! UnitLimits(maximumHold: .milliseconds(60)),
+        ])
+    }()
+
+    /// Waits up to three seconds for `condition`, checking every 5 ms.
+    static func waitFor(_ condition: () -> Bool) async throws -> Bool {
+        let end = ContinuousClock.now + .seconds(3)
+        while ContinuousClock.now < end {
+            if condition() { return true }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return condition()
+    }
+
+    /// Everything issue 9 names, one after the other, with audio rendered between the calls.
+    static func recordEverything() async throws -> (RecordedRun, SessionRecording) {
+        let run = try RecordedRun(policy: policy)
+        let session = run.session
+        session.play()
+        try run.render()
+        let generic = try session.acquire(.generic, owner: "feed")
+        try run.render()
+        // The engine refuses the voice configuration once: the lease is refused, the session stays generic.
+        run.engine.refuseActivations(1)
+        #expect(throws: SessionError.self) { try session.acquire(.voice, owner: "chat") }
+        try run.render()
+        let voice = try session.acquire(.voice, owner: "chat")
+        try run.render()
+        // Ducks stacked: the lowest level wins; the feed's is raised to its limit (a limitApplied event).
+        let chatDuck = session.duck(owner: "chat")
+        let feedDuck = try session.duck(owner: "feed", level: 0.05)
+        try run.render()
+        try session.setMainVolume(0.5)
+        try run.render()
+        chatDuck.release()
+        try run.render()
+        // A pause request, and one a unit's limits refuse (its lease comes back already released).
+        let pause = session.pauseMain(owner: "feed")
+        try run.render()
+        pause.release()
+        try run.render()
+        let refused = session.pauseMain(owner: "strict")
+        refused.release()
+        // An interruption, begun and ended by the platform.
+        session.handle(.interruptionBegan)
+        try run.render()
+        session.handle(.interruptionEnded(shouldResume: true))
+        try run.render()
+        // A duck held past its unit's maximum hold: released by the deadline; the later release is harmless.
+        let held = session.duck(owner: "sdk")
+        try run.render(30)
+        #expect(try await waitFor { !session.snapshot.ducks.contains { $0.owner == "sdk" } })
+        try run.render()
+        held.release()
+        // An overlay stream with its own volume, an engine report, and a bad value the host passed.
+        let farEnd = try session.openStream(
+            StreamDescriptor(name: "far end", role: .communication),
+            source: try SineSource(frequency: 300, amplitude: 0.3),
+            owner: "chat")
+        try farEnd.setVolume(0.8)
+        try run.render()
+        run.engine.offline.post(.system(.otherAudioStarted))
+        #expect(throws: SessionError.self) { try session.setMainVolume(2) }
+        farEnd.close()
+        try run.render()
+        feedDuck.release()
+        voice.release()
+        try run.render()
+        generic.release()
+        generic.release()
+        try run.render()
+        session.close()
+        return (run, try run.finish())
+    }
+
+    @Test("a replay of a recorded session gives the same events in the same order and the same levels")
+    func replayReproducesEvents() async throws {
+        let (run, recording) = try await Self.recordEverything()
+        // What the recorder wrote is what the session emitted.
+        #expect(recording.events.map(ReplayResult.normalized) == run.events.events.map(ReplayResult.normalized))
+        let kinds = recording.events.map(\.kind)
+        #expect(kinds.contains { if case .activationFailed = $0 { true } else { false } })
+        #expect(kinds.contains { if case .configurationChanged = $0 { true } else { false } })
+        #expect(kinds.contains(.limitApplied(owner: "feed", limit: .deepestDuckLevel(0.25))))
+        #expect(kinds.contains { if case .duckExpired(let info) = $0 { info.owner == "sdk" } else { false } })
+        #expect(
+            kinds.contains { if case .requestRejected(let error) = $0 { error.code == .limitExceeded } else { false } })
+        #expect(kinds.contains(.interruptionBegan))
+
+        let result = try SessionReplayer(recording).run()
+        #expect(result.mismatches.isEmpty, "\(result.mismatches.prefix(5))")
+        #expect(result.events.map(ReplayResult.normalized) == run.events.events.map(ReplayResult.normalized))
+        #expect(result.rendered.frames == run.engine.offline.framesRendered)
+        // The render side's gain at every mark, as recorded and as replayed.
+        #expect(result.levels.count == run.marks.count)
+        #expect(result.levels.allSatisfy { $0.matched })
+        // The stand-in is a constant 1: its stem is the gain; the recorded sine's level is measured.
+        for mark in run.marks {
+            let recorded = level(run.mainStem, before: mark, fullScale: 0.5 / Float(2).squareRoot())
+            let replayed = level(result.rendered.stems[result.mainStreams[0]]!, before: mark, fullScale: 1)
+            #expect(
+                abs(recorded - replayed) < 0.1, "at frame \(mark): recorded \(recorded) dB, replayed \(replayed) dB")
+        }
+        // The levels the marks saw: full, ducked (0.1), 0.5 × 0.1, 0.5 × 0.25, paused, full again.
+        let replayedLevels = run.marks.map { result.mainLevel(atFrame: $0 - 1)! }
+        #expect(replayedLevels.contains { abs($0 - 0.05) < 1e-4 })
+        #expect(replayedLevels.contains { abs($0 - 0.125) < 1e-4 })
+        #expect(replayedLevels.contains(0))
+    }
+
+    @Test("a replay with the recorded audio renders the main stream sample for sample")
+    func replayWithRealSources() async throws {
+        let (run, recording) = try await Self.recordEverything()
+        var replayer = SessionReplayer(recording)
+        replayer.source = { descriptor in
+            descriptor.role == .movie
+                ? RecordedRun.mainSource() : try! SineSource(frequency: 300, amplitude: 0.3)
+        }
+        let result = try replayer.run()
+        #expect(result.matched)
+        let replayed = result.rendered.stems[result.mainStreams[0]]!
+        #expect(replayed.count == run.mainStem.count)
+        let largest = zip(replayed, run.mainStem).map { abs($0 - $1) }.max() ?? 1
+        #expect(largest < 1e-6)
+    }
+
+    @Test("the bug report: the volume stays low after the call, and the replay shows who holds the duck")
+    func volumeStaysLowAfterTheCall() throws {
+        // The host's side: a voice SDK joins a call, ducks the movie, and leaves the call without
+        // releasing its duck. The host records the session and attaches the file to the report.
+        let run = try RecordedRun()
+        let session = run.session
+        let bridge = OverlayAudioBridge(session: session, owner: "VoiceSDK")
+        session.play()
+        try run.render(1000)
+        try bridge.prepareAudioSession(for: .voice)
+        bridge.requestAudioDucking()
+        try run.render(3000)
+        bridge.disableAudioSession(for: .voice)  // The call ends; the duck is forgotten.
+        try run.render(2000)
+        let recording = try run.finish()
+
+        // The SDK author's side: replay the attached file in a test.
+        let result = try SessionReplayer(recording).run()
+        #expect(result.matched)
+        let end = result.rendered.frames - 1
+        #expect(abs(LevelMeter.decibels(Double(result.mainLevel(atFrame: end)!)) - LevelMeter.decibels(0.1)) < 0.1)
+        // Who is ducking the movie: the ducks acquired and never given back.
+        var live: [LeaseID: String] = [:]
+        for event in result.events {
+            switch event.kind {
+            case .duckAcquired(let info): live[info.id] = info.owner
+            case .duckReleased(let info), .duckDropped(let info), .duckExpired(let info): live[info.id] = nil
+            default: break
+            }
+        }
+        #expect(Array(live.values) == ["VoiceSDK"])
+        withExtendedLifetime(bridge) {}
+    }
+
+    @Test("a session recorded without frame positions replays at its recorded times")
+    func wallClockRecording() async throws {
+        // A session whose engine renders on its own (as PipeWire does): the recorder knows only times.
+        let engine = OfflineEngine()
+        let session = SharedSession(engine: engine, policy: Self.policy)
+        let url = FileManager.default.temporaryDirectory.appending(path: "wall-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let recorder = try SessionRecorder(session: session, to: url)
+        let events = RecordingDelegate()
+        session.delegate = events
+        let main = try session.openMainStream(source: try SineSource(frequency: 1000, amplitude: 0.5))
+        session.play()
+        let lease = try session.acquire(.generic, owner: "feed")
+        _ = session.duck(owner: "sdk")  // released at its 60 ms maximum hold
+        try await Task.sleep(for: .milliseconds(40))
+        #expect(try await Self.waitFor { session.snapshot.ducks.isEmpty })
+        lease.release()
+        main.close()
+        try recorder.stop()
+        let recording = try SessionRecording(contentsOf: url)
+        #expect(recording.inputs.allSatisfy { $0.frame == nil })
+        let result = try SessionReplayer(recording).run()
+        #expect(result.mismatches.isEmpty, "\(result.mismatches.prefix(5))")
+        #expect(result.events.map(ReplayResult.normalized) == events.events.map(ReplayResult.normalized))
+        // Frames rendered up to the last input's time: at least the 60 ms hold.
+        let last = recording.inputs.last!.time
+        #expect(result.rendered.frames == AudioFormat.standard.frames(in: last))
+        #expect(result.rendered.frames >= 2880)
+    }
+
+    @Test("a replay that diverges from its recording reports where")
+    func divergenceIsReported() throws {
+        let run = try RecordedRun()
+        let duck = run.session.duck(owner: "chat")
+        try run.render(300)
+        duck.release()
+        try run.render(300)
+        let recording = try run.finish()
+        // Edit the recording's policy: the replay ducks to another level than the recorded events say.
+        let edited = SessionRecording(
+            sampleRate: recording.sampleRate, channels: recording.channels,
+            policy: try SessionPolicy(duckLevel: 0.3), entries: recording.entries)
+        let result = try SessionReplayer(edited).run()
+        #expect(!result.matched)
+        #expect(result.mismatches.contains { $0.recorded?.contains("mainGainChanged") == true })
+        // The first mark was taken while the duck was live: 0.1 recorded, 0.3 replayed.
+        #expect(result.levels.first?.matched == false)
+        #expect(abs((result.levels.first?.difference ?? 0) - 9.54) < 0.01)
+    }
+
+    // MARK: Refused recordings
+
+    /// The header line a recorder writes for a session with the default policy.
+    static func header() throws -> String {
+        let run = try RecordedRun()
+        let recording = try String(contentsOf: run.url, encoding: .utf8)
+        try run.recorder.stop()
+        return String(recording.split(separator: "\n")[0])
+    }
+
+    static func refusal(_ text: String) -> SessionError? {
+        do {
+            _ = try SessionRecording(parsing: text)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test("a malformed line is refused with its line number and what is wrong")
+    func malformedLine() throws {
+        let header = try Self.header()
+        let acquire = #"{"t":0.1,"frame":0,"input":{"kind":"acquire","type":"generic","owner":"feed","lease":1}}"#
+        let bad = Self.refusal([header, acquire, #"{"t":0.2,"input":{"kind":"duck","#].joined(separator: "\n"))
+        #expect(bad?.code == .invalidRecording)
+        #expect(bad?.message.hasPrefix("line 3: not valid JSON") == true, "\(String(describing: bad))")
+        let missing = Self.refusal(
+            [header, acquire, #"{"t":0.2,"input":{"kind":"acquire","owner":"feed","lease":2}}"#].joined(separator: "\n")
+        )
+        #expect(
+            missing?.message.hasPrefix("line 3: missing field \"type\" in input") == true,
+            "\(String(describing: missing))")
+        let unknown = Self.refusal([header, #"{"t":0.2,"input":{"kind":"explode"}}"#].joined(separator: "\n"))
+        #expect(
+            unknown?.message.hasPrefix("line 2: input.kind: unknown input kind \"explode\"") == true,
+            "\(String(describing: unknown))")
+        let noTime = Self.refusal([header, #"{"input":{"kind":"play"}}"#].joined(separator: "\n"))
+        #expect(noTime?.message.hasPrefix("line 2: missing field \"t\"") == true, "\(String(describing: noTime))")
+    }
+
+    @Test("a recording of a newer format version is refused on line 1")
+    func newerVersion() throws {
+        let header = try Self.header().replacingOccurrences(of: #""version":1"#, with: #""version":2"#)
+        let error = Self.refusal(header + "\n" + #"{"t":0,"input":{"kind":"play"}}"#)
+        #expect(error?.code == .invalidRecording)
+        #expect(error?.message.hasPrefix("line 1: format version 2 is newer") == true, "\(String(describing: error))")
+        let other = Self.refusal(#"{"format":"wav","version":1}"#)
+        #expect(other?.message.hasPrefix("line 1: format \"wav\" is not a session recording") == true)
+    }
+
+    @Test("a recording that releases a lease or closes a stream it never opened is refused with the line")
+    func unknownLease() throws {
+        let header = try Self.header()
+        let lines = [
+            header,
+            #"{"t":0.1,"input":{"kind":"acquire","type":"generic","owner":"feed","lease":1}}"#,
+            #"{"t":0.2,"input":{"kind":"releaseLease","lease":1,"dropped":false}}"#,
+            #"{"t":0.3,"input":{"kind":"releaseDuck","lease":7,"dropped":false}}"#,
+        ]
+        let error = Self.refusal(lines.joined(separator: "\n"))
+        #expect(error?.code == .invalidRecording)
+        #expect(error?.message.hasPrefix("line 4: releaseDuck names lease#7, which the recording never opened") == true)
+        let stream = Self.refusal(
+            [header, #"{"t":0.1,"input":{"kind":"closeStream","stream":3}}"#].joined(separator: "\n"))
+        #expect(stream?.message.hasPrefix("line 2: closeStream names stream#3") == true)
+        // The well-formed part alone is accepted.
+        #expect(Self.refusal(lines.prefix(3).joined(separator: "\n")) == nil)
+    }
+
+    // MARK: JSON forms
+
+    static let everyInput: [SessionInput] = {
+        let descriptor = StreamDescriptor(
+            name: "far end", role: .communication, isBackgroundMusic: true, target: "bluez_output.1", isExempt: true)
+        return [
+            .acquire(.voice, owner: "chat", lease: LeaseID(rawValue: 3)),
+            .releaseLease(LeaseID(rawValue: 3), dropped: true),
+            .duck(
+                DuckRequest(owner: "feed", style: .duck(level: 0.2), maximumHold: .milliseconds(1500)),
+                lease: LeaseID(rawValue: 4)),
+            .duck(DuckRequest(owner: "feed"), lease: LeaseID(rawValue: 0)),
+            .duck(DuckRequest(owner: "feed", style: .pause), lease: LeaseID(rawValue: 5)),
+            .duck(
+                DuckRequest(owner: "chat", style: .followActivity(.stream(StreamID(rawValue: 2)), level: nil)),
+                lease: LeaseID(rawValue: 6)),
+            .duck(
+                DuckRequest(owner: "chat", style: .followActivity(.voiceInput, level: 0.3)), lease: LeaseID(rawValue: 7)
+            ),
+            .releaseDuck(LeaseID(rawValue: 4), dropped: false),
+            .expireDeadlines,
+            .setMainVolume(0.7),
+            .play,
+            .pause,
+            .suspend(renderAnyway: true),
+            .wakeFromSuspend,
+            .system(.interruptionBegan),
+            .system(.interruptionEnded(shouldResume: false)),
+            .system(
+                .routeChanged(
+                    RouteChange(reason: .oldDeviceUnavailable, previousOutput: "headphones", currentOutput: nil))),
+            .system(.didEnterBackground),
+            .system(.willEnterForeground),
+            .system(.otherAudioStarted),
+            .system(.otherAudioStopped),
+            .engine(.system(.routeChanged(RouteChange(reason: .override)))),
+            .engine(.externalVolumeChange(stream: StreamID(rawValue: 1), volume: 0.25)),
+            .engine(.streamFault(stream: StreamID(rawValue: 1), reason: "xrun")),
+            .engine(.connectionLost(reason: "server gone")),
+            .engine(.reconnected(attempts: 3, downtime: .milliseconds(850))),
+            .engine(.quantumChanged(frames: 4096)),
+            .openStream(descriptor, owner: "chat", volume: 0.8, isMain: false, stream: StreamID(rawValue: 2)),
+            .openStream(
+                StreamDescriptor(name: "main", role: .movie), owner: nil, volume: 1, isMain: true,
+                stream: StreamID(rawValue: 1)),
+            .openStreamRefused(descriptor, message: "no such sink"),
+            .closeStream(StreamID(rawValue: 2)),
+            .setStreamVolume(StreamID(rawValue: 2), 0.4),
+            .ignoredRelease(
+                owner: "feed", what: "released twice", cause: .duckLease(LeaseID(rawValue: 4), owner: "feed")),
+            .ignoredRelease(owner: "feed", what: "unbalanced", cause: .unit(owner: "feed")),
+            .ignoredRelease(owner: "feed", what: "twice", cause: .sessionLease(LeaseID(rawValue: 3), owner: "chat")),
+            .ignoredRelease(owner: "host", what: "x", cause: .host),
+            .ignoredRelease(owner: "host", what: "y", cause: .system(.otherAudioStarted)),
+            .ignoredRelease(owner: "host", what: "z", cause: .engine(.quantumChanged(frames: 256))),
+            .rejected(SessionError(code: .limitExceeded, message: "feed asked for too much")),
+            .activationOutcome(.voice, refused: nil),
+            .activationOutcome(try! SessionConfiguration(category: .ambient), refused: "busy"),
+            .captureOutcome(refused: nil),
+            .captureOutcome(refused: "no microphone"),
+            .unitReleased(owner: "feed", reason: "torn down"),
+            .close,
+        ]
+    }()
+
+    @Test("every kind of input survives a trip through JSON")
+    func inputRoundTrip() throws {
+        let encoder = JSONEncoder()
+        let decoder = JSONDecoder()
+        for input in Self.everyInput {
+            let data = try encoder.encode(input)
+            let decoded = try decoder.decode(SessionInput.self, from: data)
+            #expect(decoded == input, "\(String(decoding: data, as: UTF8.self))")
+        }
+        // Readable: enum cases as {"kind": ...}.
+        let json = String(decoding: try encoder.encode(Self.everyInput[2]), as: UTF8.self)
+        #expect(json.contains(#""kind":"duck""#))
+        #expect(json.contains(#""maximumHold":1.5"#))
+    }
+
+    @Test("every event of a recorded session, and the policy, survive a trip through JSON")
+    func eventAndPolicyRoundTrip() async throws {
+        let (run, recording) = try await Self.recordEverything()
+        let encoder = JSONEncoder()
+        let decoder = JSONDecoder()
+        for event in run.events.events {
+            let decoded = try decoder.decode(SessionEvent.self, from: try encoder.encode(event))
+            #expect(decoded.kind.withoutInstants == event.kind.withoutInstants)
+            #expect(decoded.cause == event.cause)
+        }
+        #expect(recording.policy == Self.policy)
+        let policy = try SessionPolicy(
+            genericConfiguration: try SessionConfiguration(category: .ambient), duckLevel: 0.3,
+            fadeDown: .milliseconds(80), fadeUp: .seconds(1), suspendInBackground: true, duckWhenOtherAudioPlays: true,
+            notifyOthersOnDeactivation: false,
+            unitLimits: ["x": try UnitLimits(deepestDuckLevel: 0.5, mayTakeVoice: false, maximumHold: .seconds(30))],
+            voiceActivity: try VoiceActivityPolicy(threshold: -35, hold: .milliseconds(250)))
+        #expect(try decoder.decode(SessionPolicy.self, from: try encoder.encode(policy)) == policy)
+    }
+}
+
+extension SessionEvent.Kind {
+    /// The kind in the form replays compare it, without its instants.
+    var withoutInstants: String { ReplayResult.normalized(SessionEvent(self, cause: .host)) }
+}
