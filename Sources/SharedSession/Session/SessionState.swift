@@ -401,6 +401,9 @@ struct SessionState: Sendable {
         return record.info.type
     }
 
+    /// Whether a session lease is live, granted or waiting.
+    func isLeaseLive(_ id: LeaseID) -> Bool { leaseRecords[id] != nil }
+
     /// Whether a lease is live and granted.
     func isGranted(_ id: LeaseID) -> Bool { leaseRecords[id]?.granted == true }
 

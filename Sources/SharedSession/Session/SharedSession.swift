@@ -185,7 +185,9 @@ public final class SharedSession: Sendable {
     }
 
     func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
-        let released = run(.releaseLease(id, dropped: dropped)) { $0.release(id, dropped: dropped) }
+        let released = run(.releaseLease(id, dropped: dropped)) { state in
+            (state.isLeaseLive(id), state.release(id, dropped: dropped))
+        }
         if dropped, released {
             logger.warning(
                 "session lease dropped without release()", metadata: ["owner": "\(owner)", "lease": "\(id)"])
@@ -285,7 +287,9 @@ public final class SharedSession: Sendable {
     }
 
     func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
-        let released = run(.releaseDuck(id, dropped: dropped)) { $0.releaseDuck(id, dropped: dropped) }
+        let released = run(.releaseDuck(id, dropped: dropped)) { state in
+            (state.isDuckLive(id), state.releaseDuck(id, dropped: dropped))
+        }
         if dropped, released {
             logger.warning("duck lease dropped without release()", metadata: ["owner": "\(owner)", "lease": "\(id)"])
         }

@@ -65,7 +65,9 @@ public enum GeneratedMedia {
             throw SessionError(code: .fileError, message: "could not create \(folder) for the media: \(error)")
         }
         // Made under a temporary name and moved into place, so an interrupted run leaves no half file.
-        let partial = (folder as NSString).appendingPathComponent(".partial-\(getpid())-" + name)
+        // The pid and a random suffix: several runs, or several tests of one process, may make media at once.
+        let partial = (folder as NSString).appendingPathComponent(
+            ".partial-\(getpid())-\(UInt32.random(in: 0...UInt32.max))-" + name)
         let filter = "aevalsrc=\(recipe.expression):s=48000:c=\(recipe.channels):d=\(recipe.seconds)"
         let format = (name as NSString).pathExtension == "ogg" ? ["-f", "ogg"] : []
         let arguments =
