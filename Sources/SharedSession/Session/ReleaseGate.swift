@@ -2,32 +2,21 @@ import Synchronization
 
 /// The exactly-once release both lease kinds share: the first `release()` or the deinit gives the
 /// lease back; a later `release()` is reported as ignored.
-final class ReleaseGate: Sendable {
+///
+/// A flag stored inline in the lease (not an object of its own with closures), so making a lease
+/// allocates only the lease.
+struct ReleaseGate: ~Copyable, Sendable {
     private let released: Atomic<Bool>
-    private let onRelease: @Sendable (_ dropped: Bool) -> Void
-    private let onRepeat: @Sendable () -> Void
 
-    init(
-        released: Bool = false, release: @escaping @Sendable (_ dropped: Bool) -> Void,
-        repeated: @escaping @Sendable () -> Void
-    ) {
+    init(released: Bool = false) {
         self.released = Atomic(released)
-        self.onRelease = release
-        self.onRepeat = repeated
     }
 
     var isOpen: Bool { !released.load(ordering: .acquiring) }
 
-    func release() {
-        if released.exchange(true, ordering: .acquiringAndReleasing) {
-            onRepeat()
-        } else {
-            onRelease(false)
-        }
-    }
-
-    /// The lease's owner let go of it without releasing.
-    func drop() {
-        if !released.exchange(true, ordering: .acquiringAndReleasing) { onRelease(true) }
+    /// Closes the gate: `true` the first time (the caller gives the lease back), `false` after that
+    /// (a repeated release, or a drop after a release).
+    func close() -> Bool {
+        !released.exchange(true, ordering: .acquiringAndReleasing)
     }
 }

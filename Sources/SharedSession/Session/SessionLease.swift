@@ -12,27 +12,32 @@ public final class SessionLease: Sendable, CustomStringConvertible {
     public let type: AudioSessionType
     /// Who holds it.
     public let owner: String
-    private let gate: ReleaseGate
+    private let session: SharedSession
+    private let gate = ReleaseGate()
 
     init(id: LeaseID, type: AudioSessionType, owner: String, session: SharedSession) {
         self.id = id
         self.type = type
         self.owner = owner
-        self.gate = ReleaseGate(
-            release: { dropped in session.releaseLease(id, owner: owner, dropped: dropped) },
-            repeated: {
-                session.ignoredRelease(
-                    owner: owner, what: "\(type) \(id) released twice", cause: .sessionLease(id, owner: owner))
-            })
+        self.session = session
     }
 
     /// Whether the lease is still held.
     public var isHeld: Bool { gate.isOpen }
 
     /// Gives the session back. Safe to call from any thread, and more than once.
-    public func release() { gate.release() }
+    public func release() {
+        if gate.close() {
+            session.releaseLease(id, owner: owner, dropped: false)
+        } else {
+            session.ignoredRelease(
+                owner: owner, what: "\(type) \(id) released twice", cause: .sessionLease(id, owner: owner))
+        }
+    }
 
-    deinit { gate.drop() }
+    deinit {
+        if gate.close() { session.releaseLease(id, owner: owner, dropped: true) }
+    }
 
     public var description: String { "SessionLease(\(type) \(id) of \(owner)\(isHeld ? "" : ", released"))" }
 }

@@ -86,8 +86,9 @@ struct SessionState: Sendable {
 
     let policy: SessionPolicy
     private var leaseRecords: [LeaseID: LeaseRecord] = [:]
-    /// Live session leases per type, granted or waiting.
-    private var leaseCounts: [AudioSessionType: Int] = [:]
+    /// Live voice session leases, granted or waiting (the generic ones are the rest of
+    /// `leaseRecords`): a counter, not a dictionary per type, so no input hashes for it.
+    private var voiceLeases = 0
     /// Leases waiting for their configuration, oldest first.
     private var waiting: [LeaseID] = []
     private var duckRecords: [LeaseID: DuckInfo] = [:]
@@ -150,7 +151,7 @@ struct SessionState: Sendable {
 
     /// Voice if any voice lease is live, else generic if any generic lease is, else inactive.
     var requestedConfiguration: SessionConfiguration? {
-        if leaseCounts[.voice, default: 0] > 0 { return policy.voiceConfiguration }
+        if voiceLeases > 0 { return policy.voiceConfiguration }
         if !leaseRecords.isEmpty { return policy.genericConfiguration }
         return nil
     }
@@ -267,9 +268,20 @@ struct SessionState: Sendable {
 
     // MARK: Effects
 
+    /// Hands over the effects built so far. The buffer itself goes to the caller (no copy); the next
+    /// input builds in the one ``reuse(_:)`` lends, or in a new one.
     private mutating func takeEffects() -> [SessionEffect] {
-        defer { effects.removeAll(keepingCapacity: true) }
-        return effects
+        var taken: [SessionEffect] = []
+        swap(&taken, &effects)
+        return taken
+    }
+
+    /// Lends the state an empty buffer to build the next input's effects in: a caller that gives back
+    /// the buffer of its last effects this way (``SharedSession`` keeps one per session) makes inputs
+    /// that allocate nothing for their effects. `buffer` receives what the state had instead.
+    mutating func reuse(_ buffer: inout [SessionEffect]) {
+        buffer.removeAll(keepingCapacity: true)
+        if effects.isEmpty, effects.capacity < buffer.capacity { swap(&effects, &buffer) }
     }
 
     private mutating func emit(_ kind: SessionEvent.Kind, _ cause: EventCause) {
@@ -308,7 +320,7 @@ struct SessionState: Sendable {
     /// configuration first (an activation waits for its outcome before the streams follow), then
     /// suspension, then each stream's gain (ramped down or up by the policy's fades) and play state.
     private mutating func settle(_ cause: EventCause, retryingConfiguration: Bool = true) {
-        guard !isClosed, activation == nil else { return }
+        guard !isClosed, case .none = activation else { return }
         let requested = requestedConfiguration
         if retryingConfiguration, requested != applied.configuration {
             guard let requested else {
@@ -346,7 +358,9 @@ struct SessionState: Sendable {
                     .setActivityDuck(
                         record.id, gain: wanted.activity?.gain ?? 1, following: wanted.activity?.sources ?? []))
             }
-            applied.streams[record.id] = wanted
+            // Stored only when it changed: most inputs (a lease, a duck at a level already applied)
+            // change no stream.
+            if wanted != current { applied.streams[record.id] = wanted }
         }
     }
 
@@ -385,8 +399,17 @@ struct SessionState: Sendable {
             if limited {
                 state.emit(.limitApplied(owner: owner, limit: .mayNotTakeVoice), .sessionLease(id, owner: owner))
             }
+            if type == .voice { state.voiceLeases += 1 }
+            // What `requestedConfiguration` is once this lease is in: with a lease live, never nil.
+            let requested = state.voiceLeases > 0 ? state.policy.voiceConfiguration : state.policy.genericConfiguration
+            if state.waiting.isEmpty, requested == state.applied.configuration {
+                // Its configuration is active and no one waits before it: granted at once, as
+                // `grantWaiting()` would grant it, without the detour through `waiting`.
+                state.leaseRecords[id] = LeaseRecord(info: info, granted: true)
+                state.emit(.leaseAcquired(info), .sessionLease(id, owner: owner))
+                return
+            }
             state.leaseRecords[id] = LeaseRecord(info: info, granted: false)
-            state.leaseCounts[type, default: 0] += 1
             state.waiting.append(id)
             if state.requestedConfiguration == state.applied.configuration {
                 state.grantWaiting()
@@ -418,7 +441,7 @@ struct SessionState: Sendable {
 
     private mutating func removeLease(_ id: LeaseID) {
         guard let record = leaseRecords.removeValue(forKey: id) else { return }
-        leaseCounts[record.info.type, default: 1] -= 1
+        if record.info.type == .voice { voiceLeases -= 1 }
         if !record.granted { waiting.removeAll { $0 == id } }
     }
 
@@ -561,9 +584,12 @@ struct SessionState: Sendable {
 
     private mutating func grantWaiting() {
         for id in waiting {
-            guard let info = leaseRecords[id]?.info else { continue }
-            leaseRecords[id]?.granted = true
-            emit(.leaseAcquired(info), .sessionLease(id, owner: info.owner))
+            // A lookup and a plain store: the optional-chained `leaseRecords[id]?.granted = true` runs
+            // through the dictionary's modify coroutines, whose frames are allocated on the heap.
+            guard var record = leaseRecords[id] else { continue }
+            record.granted = true
+            leaseRecords[id] = record
+            emit(.leaseAcquired(record.info), .sessionLease(id, owner: record.info.owner))
         }
         waiting.removeAll(keepingCapacity: true)
     }

@@ -42,6 +42,11 @@ public final class SharedSession: Sendable {
         /// so they live as long as the session.
         var meters: [ObjectIdentifier: ActivityMeter] = [:]
         var observers: [ObjectIdentifier: any SessionInputObserver] = [:]
+        /// The buffer of the last effects performed, emptied, lent to the state for the next input's
+        /// (``SessionState/reuse(_:)``), so a lease or a duck allocates nothing for its effects.
+        var effects: [SessionEffect] = []
+        /// The events of the effects being performed, kept between inputs for its capacity.
+        var events: [SessionEvent] = []
     }
 
     /// The wake-up that releases ducks at their deadline: a Dispatch timer of its own, so a busy
@@ -59,6 +64,10 @@ public final class SharedSession: Sendable {
         var subscribers: [UInt64: AsyncStream<SessionEvent>.Continuation] = [:]
         var nextSubscriber: UInt64 = 0
         weak var delegate: (any SharedSessionDelegate)?
+
+        /// Whether anyone receives events: with no subscriber and no delegate, an event has nowhere
+        /// to go and is not queued.
+        var hasReceivers: Bool { !subscribers.isEmpty || delegate != nil }
     }
 
     /// Creates a session on `engine`. Tests make their own sessions this way; apps use
@@ -164,19 +173,27 @@ public final class SharedSession: Sendable {
     /// - Throws: ``SessionError`` with code `activationRefused` if the engine refused the
     ///   configuration; the session and every lease already held stay as they were.
     public func acquire(_ type: AudioSessionType, owner: String) throws(SessionError) -> SessionLease {
-        let (id, granted, refusal) = lane.withLock { lane -> (LeaseID, AudioSessionType, SessionError?) in
+        let (id, granted, refusal, queued) = lane.withLock {
+            lane -> (LeaseID, AudioSessionType, SessionError?, Bool) in
             let now = clock.now()
-            let (id, effects) = state.withLock { $0.acquire(type, owner: owner, at: now) }
+            let (id, effects, grantedAtOnce) = state.withLock { state in
+                state.reuse(&lane.effects)
+                let (id, effects) = state.acquire(type, owner: owner, at: now)
+                return (id, effects, state.grantedType(id))
+            }
             notify(.acquire(type, owner: owner, lease: id), at: now, &lane)
-            perform(effects, &lane)
+            let queued = perform(effects, &lane)
+            // Granted at once (its configuration was active): its effects start no activation, so
+            // nothing they do can take the grant back.
+            if let grantedAtOnce { return (id, grantedAtOnce, nil, queued) }
             // The activation's outcome is in: the lease is granted (as the type its unit's limits
             // allow), or refused with the reason.
             return state.withLock { state in
-                guard let granted = state.grantedType(id) else { return (id, type, state.takeRefusal(id)) }
-                return (id, granted, nil)
+                guard let granted = state.grantedType(id) else { return (id, type, state.takeRefusal(id), queued) }
+                return (id, granted, nil, queued)
             }
         }
-        drain()
+        if queued { drain() }
         if let refusal {
             logger.error("session lease refused", metadata: ["owner": "\(owner)", "error": "\(refusal)"])
             throw refusal
@@ -186,7 +203,9 @@ public final class SharedSession: Sendable {
 
     func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
         let released = run(.releaseLease(id, dropped: dropped)) { state in
-            (state.isLeaseLive(id), state.release(id, dropped: dropped))
+            // A live lease's release always emits its event: no effects, nothing was released.
+            let effects = state.release(id, dropped: dropped)
+            return (!effects.isEmpty, effects)
         }
         if dropped, released {
             logger.warning(
@@ -256,18 +275,18 @@ public final class SharedSession: Sendable {
             reject(error)
             throw error
         }
-        let (result, info) = lane.withLock { lane -> (Result<LeaseID, SessionError>, DuckInfo?) in
+        let (result, info, queued) = lane.withLock { lane -> (Result<LeaseID, SessionError>, DuckInfo?, Bool) in
             let now = clock.now()
             let (result, effects, info) = state.withLock { state in
+                state.reuse(&lane.effects)
                 let (result, effects) = state.duck(request, at: now)
                 return (result, effects, (try? result.get()).flatMap { state.duckInfo($0) })
             }
             // A request the unit's limits refused is recorded with lease 0, the id of its refused lease.
             notify(.duck(request, lease: (try? result.get()) ?? LeaseID(rawValue: 0)), at: now, &lane)
-            perform(effects, &lane)
-            return (result, info)
+            return (result, info, perform(effects, &lane))
         }
-        drain()
+        if queued { drain() }
         switch result {
         case .success(let id):
             if let deadline = info?.deadline { scheduleExpiry(at: deadline) }
@@ -288,7 +307,9 @@ public final class SharedSession: Sendable {
 
     func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
         let released = run(.releaseDuck(id, dropped: dropped)) { state in
-            (state.isDuckLive(id), state.releaseDuck(id, dropped: dropped))
+            // A live duck's release always emits its event: no effects, nothing was released.
+            let effects = state.releaseDuck(id, dropped: dropped)
+            return (!effects.isEmpty, effects)
         }
         if dropped, released {
             logger.warning("duck lease dropped without release()", metadata: ["owner": "\(owner)", "lease": "\(id)"])
@@ -554,13 +575,16 @@ public final class SharedSession: Sendable {
         _ input: SessionInput, at now: ContinuousClock.Instant? = nil,
         _ body: (inout SessionState) -> (R, [SessionEffect])
     ) -> R {
-        let result = lane.withLock { lane -> R in
-            let (result, effects) = state.withLock { state in body(&state) }
+        let (result, queued) = lane.withLock { lane -> (R, Bool) in
+            let (result, effects) = state.withLock { state in
+                state.reuse(&lane.effects)
+                return body(&state)
+            }
             notify(input, at: now, &lane)
-            perform(effects, &lane)
-            return result
+            return (result, perform(effects, &lane))
         }
-        drain()
+        // Nothing queued by this input: whatever is pending was queued by a caller that drains it.
+        if queued { drain() }
         return result
     }
 
@@ -569,17 +593,22 @@ public final class SharedSession: Sendable {
     }
 
     /// Performs effects in order; an activation's or a capture's outcome goes back into the state,
-    /// and the effects that returns are performed next. Events are queued for ``drain()``.
-    private func perform(_ effects: [SessionEffect], _ lane: inout Lane) {
+    /// and the effects that returns are performed next. Events are queued for ``drain()`` if anyone
+    /// receives them; returns whether any were. The buffer goes back to the lane for the next input.
+    @discardableResult
+    private func perform(_ effects: consuming [SessionEffect], _ lane: inout Lane) -> Bool {
+        // With no subscriber and no delegate the events have nowhere to go but the input observers.
+        // A subscriber that arrives meanwhile gets the events from the next input on, as if it had
+        // arrived a moment later.
+        let deliver = delivery.withLock { $0.hasReceivers }
         var queue = effects
         var index = 0
-        var events: [SessionEvent] = []
         while index < queue.count {
             let effect = queue[index]
             index += 1
             switch effect {
             case .emit(let event):
-                events.append(event)
+                if deliver { lane.events.append(event) }
                 notify(emitted: event, &lane)
             case .activate(let configuration):
                 do {
@@ -607,7 +636,16 @@ public final class SharedSession: Sendable {
                 apply(effect, &lane)
             }
         }
-        if !events.isEmpty { delivery.withLock { $0.pending.append(contentsOf: events) } }
+        let queued = !lane.events.isEmpty
+        if queued {
+            delivery.withLock { $0.pending.append(contentsOf: lane.events) }
+            lane.events.removeAll(keepingCapacity: true)
+        }
+        if queue.capacity > lane.effects.capacity {
+            queue.removeAll(keepingCapacity: true)
+            lane.effects = queue
+        }
+        return queued
     }
 
     /// Performs an effect that has no outcome.
