@@ -258,7 +258,7 @@ def write(out, target):
         md.append("## 5. Coordination cost (in-process, ordo-one/benchmark)\n")
         md.append(
             "A session over `OfflineEngine` with the main stream open and N generic leases held by other owners; per "
-            "pair, median wall-clock time of 1,000-pair samples (the 10,000-held case: single pairs). Baseline: a "
+            "pair, median wall-clock time of 1,000-pair samples. Baseline: a "
             "straight Swift port of the StreamLayer sample's lock-and-counters delegate "
             "(`Benchmarks/Benchmarks/Coordination/StreamLayerBaseline.swift`). Goals: flat (10,000 held within 1.5× "
             "of 1 held), within 20× of the baseline, 0 allocations per pair.\n"
