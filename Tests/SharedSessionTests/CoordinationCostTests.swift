@@ -13,8 +13,8 @@ struct CoordinationCostTests {
     #if DEBUG
         // Unoptimised code allocates more than the lease: the frames of the standard library's
         // modify coroutines and temporaries the optimiser removes. The counts are exact and the same
-        // however many leases are held (measured: 10 and 13 per pair; before issue 7's work, 18 and
-        // 12 in release). A bound, so any new allocation per call fails here.
+        // however many leases are held (measured: 10 and 13 per pair; before issue 7's work, 18 and 12
+        // in release). A bound, so any new allocation per call fails here.
         static let perAcquirePair: Int64 = 10
         static let perDuckPair: Int64 = 13
     #else
@@ -47,6 +47,7 @@ struct CoordinationCostTests {
         let counted = try Self.allocations {
             try session.acquire(.generic, owner: "bench").release()
         }
+        print("[measure] acquire+release, \(held) held: \(counted.allocations) allocations in \(Self.pairs) pairs")
         #expect(
             counted.allocations <= Self.perAcquirePair * Int64(Self.pairs), "last counted call: \(counted.lastCall)")
         #expect(session.snapshot.leases.count == held)
@@ -60,6 +61,7 @@ struct CoordinationCostTests {
         let counted = try Self.allocations {
             session.duck(owner: "bench").release()
         }
+        print("[measure] duck+release, \(held) held: \(counted.allocations) allocations in \(Self.pairs) pairs")
         #expect(counted.allocations <= Self.perDuckPair * Int64(Self.pairs), "last counted call: \(counted.lastCall)")
         #expect(session.snapshot.mainGain == 1)
         #expect(session.snapshot.ducks.isEmpty)

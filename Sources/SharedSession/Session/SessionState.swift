@@ -124,6 +124,10 @@ struct SessionState: Sendable {
     private var nextStream: UInt64 = 1
     /// The effects of the input being handled, returned when it is done.
     private var effects: [SessionEffect] = []
+    /// Whether inputs emit their events. ``SharedSession`` turns it off for the inputs no one would
+    /// receive the events of (no subscriber, delegate or input observer), so they build none; every
+    /// other effect is the same either way.
+    var emitsEvents = true
 
     struct ManualSuspension: Sendable, Hashable {
         var renderAnyway: Bool
@@ -285,6 +289,7 @@ struct SessionState: Sendable {
     }
 
     private mutating func emit(_ kind: SessionEvent.Kind, _ cause: EventCause) {
+        guard emitsEvents else { return }
         effects.append(.emit(SessionEvent(kind, cause: cause)))
     }
 
@@ -432,11 +437,18 @@ struct SessionState: Sendable {
 
     /// Removes a session lease; nothing happens (no effects) if it is not live.
     mutating func release(_ id: LeaseID, dropped: Bool) -> [SessionEffect] {
-        guard let info = leaseRecords[id]?.info else { return [] }
-        return input(.sessionLease(id, owner: info.owner)) { state in
+        releaseLease(id, dropped: dropped).effects
+    }
+
+    /// Removes a session lease, and says whether it was live (with events off, a live lease's release
+    /// may have no effects).
+    mutating func releaseLease(_ id: LeaseID, dropped: Bool) -> (released: Bool, effects: [SessionEffect]) {
+        guard let info = leaseRecords[id]?.info else { return (false, []) }
+        let effects = input(.sessionLease(id, owner: info.owner)) { state in
             state.removeLease(id)
             state.emit(dropped ? .leaseDropped(info) : .leaseReleased(info), .sessionLease(id, owner: info.owner))
         }
+        return (true, effects)
     }
 
     private mutating func removeLease(_ id: LeaseID) {
@@ -518,11 +530,17 @@ struct SessionState: Sendable {
 
     /// Removes a duck or pause request; nothing happens (no effects) if it is not live.
     mutating func releaseDuck(_ id: LeaseID, dropped: Bool) -> [SessionEffect] {
-        guard let info = duckRecords[id] else { return [] }
-        return input(.duckLease(id, owner: info.owner)) { state in
+        releaseLiveDuck(id, dropped: dropped).effects
+    }
+
+    /// Removes a duck or pause request, and says whether it was live.
+    mutating func releaseLiveDuck(_ id: LeaseID, dropped: Bool) -> (released: Bool, effects: [SessionEffect]) {
+        guard let info = duckRecords[id] else { return (false, []) }
+        let effects = input(.duckLease(id, owner: info.owner)) { state in
             state.removeDuck(info)
             state.emit(dropped ? .duckDropped(info) : .duckReleased(info), .duckLease(id, owner: info.owner))
         }
+        return (true, effects)
     }
 
     /// Releases every duck whose deadline has come, as if its holder had, with a `duckExpired` event.

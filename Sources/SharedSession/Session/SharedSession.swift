@@ -176,13 +176,14 @@ public final class SharedSession: Sendable {
         let (id, granted, refusal, queued) = lane.withLock {
             lane -> (LeaseID, AudioSessionType, SessionError?, Bool) in
             let now = clock.now()
+            let deliver = receivesEvents()
             let (id, effects, grantedAtOnce) = state.withLock { state in
-                state.reuse(&lane.effects)
+                prepare(&state, &lane, deliver: deliver)
                 let (id, effects) = state.acquire(type, owner: owner, at: now)
                 return (id, effects, state.grantedType(id))
             }
             notify(.acquire(type, owner: owner, lease: id), at: now, &lane)
-            let queued = perform(effects, &lane)
+            let queued = perform(effects, delivering: deliver, &lane)
             // Granted at once (its configuration was active): its effects start no activation, so
             // nothing they do can take the grant back.
             if let grantedAtOnce { return (id, grantedAtOnce, nil, queued) }
@@ -203,9 +204,7 @@ public final class SharedSession: Sendable {
 
     func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
         let released = run(.releaseLease(id, dropped: dropped)) { state in
-            // A live lease's release always emits its event: no effects, nothing was released.
-            let effects = state.release(id, dropped: dropped)
-            return (!effects.isEmpty, effects)
+            state.releaseLease(id, dropped: dropped)
         }
         if dropped, released {
             logger.warning(
@@ -277,14 +276,15 @@ public final class SharedSession: Sendable {
         }
         let (result, info, queued) = lane.withLock { lane -> (Result<LeaseID, SessionError>, DuckInfo?, Bool) in
             let now = clock.now()
+            let deliver = receivesEvents()
             let (result, effects, info) = state.withLock { state in
-                state.reuse(&lane.effects)
+                prepare(&state, &lane, deliver: deliver)
                 let (result, effects) = state.duck(request, at: now)
                 return (result, effects, (try? result.get()).flatMap { state.duckInfo($0) })
             }
             // A request the unit's limits refused is recorded with lease 0, the id of its refused lease.
             notify(.duck(request, lease: (try? result.get()) ?? LeaseID(rawValue: 0)), at: now, &lane)
-            return (result, info, perform(effects, &lane))
+            return (result, info, perform(effects, delivering: deliver, &lane))
         }
         if queued { drain() }
         switch result {
@@ -307,9 +307,7 @@ public final class SharedSession: Sendable {
 
     func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
         let released = run(.releaseDuck(id, dropped: dropped)) { state in
-            // A live duck's release always emits its event: no effects, nothing was released.
-            let effects = state.releaseDuck(id, dropped: dropped)
-            return (!effects.isEmpty, effects)
+            state.releaseLiveDuck(id, dropped: dropped)
         }
         if dropped, released {
             logger.warning("duck lease dropped without release()", metadata: ["owner": "\(owner)", "lease": "\(id)"])
@@ -433,7 +431,12 @@ public final class SharedSession: Sendable {
                 }
                 notify(
                     .openStream(descriptor, owner: owner, volume: volume, isMain: isMain, stream: id), at: nil, &lane)
-                perform(state.withLock { $0.streamOpened(id, at: target) }, &lane)
+                let deliver = receivesEvents()
+                let effects = state.withLock { state in
+                    prepare(&state, &lane, deliver: deliver)
+                    return state.streamOpened(id, at: target)
+                }
+                perform(effects, delivering: deliver, &lane)
                 return id
             }
         } catch {
@@ -576,12 +579,13 @@ public final class SharedSession: Sendable {
         _ body: (inout SessionState) -> (R, [SessionEffect])
     ) -> R {
         let (result, queued) = lane.withLock { lane -> (R, Bool) in
+            let deliver = receivesEvents()
             let (result, effects) = state.withLock { state in
-                state.reuse(&lane.effects)
+                prepare(&state, &lane, deliver: deliver)
                 return body(&state)
             }
             notify(input, at: now, &lane)
-            return (result, perform(effects, &lane))
+            return (result, perform(effects, delivering: deliver, &lane))
         }
         // Nothing queued by this input: whatever is pending was queued by a caller that drains it.
         if queued { drain() }
@@ -592,15 +596,26 @@ public final class SharedSession: Sendable {
         run(.rejected(error)) { $0.noteRejected(error) }
     }
 
+    /// Readies the state for an input made under the lane: lends it the lane's effects buffer, and
+    /// has it build events only if someone gets them (``receivesEvents()``, or an input observer).
+    private func prepare(_ state: inout SessionState, _ lane: inout Lane, deliver: Bool) {
+        state.reuse(&lane.effects)
+        state.emitsEvents = deliver || !lane.observers.isEmpty
+    }
+
+    /// Whether an event made now has anyone to go to: a subscriber or the delegate. Read under the
+    /// lane, before the input, so a subscriber that arrives meanwhile gets the events from the next
+    /// input on, as if it had arrived a moment later.
+    private func receivesEvents() -> Bool {
+        delivery.withLock { $0.hasReceivers }
+    }
+
     /// Performs effects in order; an activation's or a capture's outcome goes back into the state,
-    /// and the effects that returns are performed next. Events are queued for ``drain()`` if anyone
-    /// receives them; returns whether any were. The buffer goes back to the lane for the next input.
+    /// and the effects that returns are performed next. Events go to the input observers, and are
+    /// queued for ``drain()`` if `deliver` (see ``receivesEvents()``); returns whether any were. The
+    /// buffer goes back to the lane for the next input.
     @discardableResult
-    private func perform(_ effects: consuming [SessionEffect], _ lane: inout Lane) -> Bool {
-        // With no subscriber and no delegate the events have nowhere to go but the input observers.
-        // A subscriber that arrives meanwhile gets the events from the next input on, as if it had
-        // arrived a moment later.
-        let deliver = delivery.withLock { $0.hasReceivers }
+    private func perform(_ effects: consuming [SessionEffect], delivering deliver: Bool, _ lane: inout Lane) -> Bool {
         var queue = effects
         var index = 0
         while index < queue.count {
