@@ -174,7 +174,9 @@ struct SessionState: Sendable {
     var pauseRequested: Bool { pauseRequests > 0 }
 
     /// Whether the host marked the main stream exempt from units' requests.
-    var isMainExempt: Bool { streams.first(where: \.isMain)?.descriptor.isExempt == true }
+    // These read the main stream's record in place (`contains`, `firstIndex`): `first(where:)` would
+    // copy the record, retaining and releasing its strings, several times per input.
+    var isMainExempt: Bool { streams.contains { $0.isMain && $0.descriptor.isExempt } }
 
     var isMainPaused: Bool {
         !hostWantsPlay || (pauseRequested && !hostOverridesPause && !isMainExempt) || waitsForHost
@@ -200,7 +202,8 @@ struct SessionState: Sendable {
 
     /// The configuration whose background behaviour applies: the active one, else the generic one.
     private var governingConfiguration: SessionConfiguration {
-        applied.configuration ?? policy.genericConfiguration
+        if let active = applied.configuration { return active }
+        return policy.genericConfiguration
     }
 
     var isSuspended: Bool {
@@ -220,16 +223,35 @@ struct SessionState: Sendable {
 
     var mainGain: Float {
         guard !isMutedByHand else { return 0 }
-        if isBackgroundMusicMuted, let main = streams.first(where: \.isMain), main.descriptor.isBackgroundMusic {
+        if isBackgroundMusicMuted, streams.contains(where: { $0.isMain && $0.descriptor.isBackgroundMusic }) {
             return 0
         }
         return hostVolume * duckFactor
     }
 
     func target(for stream: StreamRecord) -> StreamTarget {
-        if stream.isMain { return StreamTarget(gain: mainGain, paused: isMainPaused, activity: mainActivityDuck) }
-        let muted = isMutedByHand || (isBackgroundMusicMuted && stream.descriptor.isBackgroundMusic)
-        return StreamTarget(gain: muted ? 0 : stream.volume, paused: false)
+        StreamTargets(self).target(for: stream)
+    }
+
+    /// What every stream's target depends on besides the stream, read once: ``settle(_:retryingConfiguration:)``
+    /// reads it before it changes anything, so its loop calls no method on the whole state (for which the
+    /// optimiser copies all of it, every stream of every input).
+    struct StreamTargets {
+        let main: StreamTarget
+        let mutedByHand: Bool
+        let backgroundMusicMuted: Bool
+
+        init(_ state: borrowing SessionState) {
+            main = StreamTarget(gain: state.mainGain, paused: state.isMainPaused, activity: state.mainActivityDuck)
+            mutedByHand = state.isMutedByHand
+            backgroundMusicMuted = state.isBackgroundMusicMuted
+        }
+
+        func target(for stream: StreamRecord) -> StreamTarget {
+            if stream.isMain { return main }
+            let muted = mutedByHand || (backgroundMusicMuted && stream.descriptor.isBackgroundMusic)
+            return StreamTarget(gain: muted ? 0 : stream.volume, paused: false)
+        }
     }
 
     var engineTarget: EngineTarget {
@@ -239,7 +261,7 @@ struct SessionState: Sendable {
             streams: Dictionary(uniqueKeysWithValues: streams.map { ($0.id, target(for: $0)) }))
     }
 
-    var mainStreamID: StreamID? { streams.first(where: \.isMain)?.id }
+    var mainStreamID: StreamID? { streams.firstIndex(where: \.isMain).map { streams[$0].id } }
 
     func snapshot(at now: ContinuousClock.Instant) -> SessionSnapshot {
         SessionSnapshot(
@@ -346,26 +368,27 @@ struct SessionState: Sendable {
             return
         }
         let suspended = isSuspended
+        let targets = StreamTargets(self)
         if suspended != applied.suspended {
             effects.append(.setSuspended(suspended))
             applied.suspended = suspended
         }
-        for record in streams {
-            guard let current = applied.streams[record.id] else { continue }
-            let wanted = target(for: record)
+        for index in streams.indices {
+            let id = streams[index].id
+            guard let current = applied.streams[id] else { continue }
+            let wanted = targets.target(for: streams[index])
             if wanted.gain != current.gain {
                 let ramp = wanted.gain < current.gain ? policy.fadeDown : policy.fadeUp
-                effects.append(.setGain(record.id, wanted.gain, ramp: ramp))
+                effects.append(.setGain(id, wanted.gain, ramp: ramp))
             }
-            if wanted.paused != current.paused { effects.append(.setPaused(record.id, wanted.paused)) }
+            if wanted.paused != current.paused { effects.append(.setPaused(id, wanted.paused)) }
             if wanted.activity != current.activity {
                 effects.append(
-                    .setActivityDuck(
-                        record.id, gain: wanted.activity?.gain ?? 1, following: wanted.activity?.sources ?? []))
+                    .setActivityDuck(id, gain: wanted.activity?.gain ?? 1, following: wanted.activity?.sources ?? []))
             }
             // Stored only when it changed: most inputs (a lease, a duck at a level already applied)
             // change no stream.
-            if wanted != current { applied.streams[record.id] = wanted }
+            if wanted != current { applied.streams[id] = wanted }
         }
     }
 
@@ -488,7 +511,10 @@ struct SessionState: Sendable {
             style = .duck(level: max(policy.duckLevel, limits.deepestDuckLevel))
             applied.append(.mayNotPauseMain)
         }
-        if case .some(let level) = style.requestedLevel, (level ?? policy.duckLevel) < limits.deepestDuckLevel {
+        // The policy's level is read into a local first, here and below: `level ?? policy.duckLevel`
+        // captures `self` in the `??` autoclosure, and the optimiser copies the whole state for it.
+        let policyLevel = policy.duckLevel
+        if case .some(let level) = style.requestedLevel, (level ?? policyLevel) < limits.deepestDuckLevel {
             let deepest = limits.deepestDuckLevel
             if limits.excess == .refuse {
                 return refuse(.deepestDuckLevel(deepest), "ask for a level of \(deepest) or more")
@@ -518,9 +544,9 @@ struct SessionState: Sendable {
                 state.hostOverridesPause = false
                 state.pauseRequests += 1
             case .duck(let level):
-                state.duckLevels[level ?? state.policy.duckLevel, default: 0] += 1
+                state.duckLevels[level ?? policyLevel, default: 0] += 1
             case .followActivity(let source, let level):
-                state.activityDucks[id] = (source, level ?? state.policy.duckLevel)
+                state.activityDucks[id] = (source, level ?? policyLevel)
             }
             state.duckRecords[id] = info
             if let deadline { state.deadlines[id] = deadline }
@@ -568,7 +594,8 @@ struct SessionState: Sendable {
         case .pause:
             pauseRequests -= 1
         case .duck(let level):
-            let level = level ?? policy.duckLevel
+            let policyLevel = policy.duckLevel
+            let level = level ?? policyLevel
             let remaining = duckLevels[level, default: 1] - 1
             duckLevels[level] = remaining > 0 ? remaining : nil
         case .followActivity:
