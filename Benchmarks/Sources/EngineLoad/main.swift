@@ -14,6 +14,7 @@
 // script, found beside this package).
 import Foundation
 import SharedSession
+import Synchronization
 @_spi(Testing) import SharedSessionPipeWire
 
 func fail(_ message: String) -> Never {
@@ -36,25 +37,52 @@ func number(_ index: Int, _ name: String) -> Int {
 let mainTone = 440.0
 let mainAmplitude: Float = 0.5
 
+/// A sine that counts the frames its stream's render path pulled: whether this one stream plays.
+/// Real-time safe (one relaxed atomic add per callback).
+final class CountedSine: AudioSource {
+    private let sine: SineSource
+    private let pulled = Atomic<Int>(0)
+
+    init(frequency: Double, amplitude: Float) throws {
+        sine = try SineSource(frequency: frequency, amplitude: amplitude)
+    }
+
+    /// Frames pulled so far.
+    var frames: Int { pulled.load(ordering: .relaxed) }
+
+    func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        let written = sine.render(into: buffer, frames: frames)
+        pulled.add(written, ordering: .relaxed)
+        return written
+    }
+}
+
 /// A session on a PipeWire engine with one main sine and `count - 1` quiet overlay sines.
 final class Scene {
     let engine: PipeWireEngine
     let session: SharedSession
     let lease: SessionLease
     var handles: [StreamHandle] = []
+    /// Every stream's source, main first.
+    var sources: [CountedSine] = []
 
     init(streams count: Int, name: String = "engine-load") throws {
         engine = try PipeWireEngine(applicationName: name)
         session = SharedSession(engine: engine)
         lease = try session.acquire(.generic, owner: "bench")
-        handles.append(try session.openMainStream(source: SineSource(frequency: mainTone, amplitude: mainAmplitude)))
+        let main = try CountedSine(frequency: mainTone, amplitude: mainAmplitude)
+        sources.append(main)
+        handles.append(try session.openMainStream(source: main))
         for index in 1..<max(1, count) {
+            let source = try CountedSine(frequency: 1000 + Double(index) * 7, amplitude: 0.001)
+            sources.append(source)
             handles.append(
-                try session.openStream(
-                    StreamDescriptor(name: "overlay \(index)", role: .game),
-                    source: SineSource(frequency: 1000 + Double(index) * 7, amplitude: 0.001)))
+                try session.openStream(StreamDescriptor(name: "overlay \(index)", role: .game), source: source))
         }
     }
+
+    /// Frames pulled by each stream so far, main first.
+    var framesPulled: [Int] { sources.map(\.frames) }
 
     /// Waits until the data thread has run `cycles` more callbacks (the streams are playing).
     func waitUntilPlaying(cycles: Int = 50, timeout: Duration = .seconds(10)) -> Bool {
@@ -323,23 +351,26 @@ case "faults":
             let started = run(script, ["start"])
             guard started.status == 0 else { fail("restart failed: \(started.output)") }
             let ready = ContinuousClock.now
-            // Back: connected and the data thread running our callbacks again.
+            // Back: connected, and every stream's render path pulling again: each source pulled at
+            // least three quanta since the daemon was ready.
             var back: Duration?
             let deadline = ContinuousClock.now + .seconds(10)
-            var cycles = scene.engine.processCycles
-            var fresh = 0
+            let base = scene.framesPulled
+            let enough = 3 * max(scene.engine.quantum, 256)
             while ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: 0.002)
-                let now = scene.engine.processCycles
-                if scene.engine.isConnected, now > cycles { fresh += now - cycles } else { fresh = 0 }
-                cycles = now
-                if fresh >= count * 3 {
+                let pulled = scene.framesPulled
+                if scene.engine.isConnected, zip(pulled, base).allSatisfy({ $0 - $1 >= enough }) {
                     back = ContinuousClock.now - ready
                     break
                 }
+                Thread.sleep(forTimeInterval: 0.002)
             }
             guard let back else {
-                say("fault-round \(round) reconnect-ms never")
+                let pulled = scene.framesPulled
+                let playing = zip(pulled, base).filter { $0 - $1 >= enough }.count
+                say(
+                    "fault-round \(round) reconnect-ms never connected \(scene.engine.isConnected) streams-playing \(playing)/\(count)"
+                )
                 continue
             }
             let ms = Double(back.components.attoseconds) / 1e15 + Double(back.components.seconds) * 1000
