@@ -14,8 +14,8 @@
 // script, found beside this package).
 import Foundation
 import SharedSession
-import Synchronization
 @_spi(Testing) import SharedSessionPipeWire
+import Synchronization
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("engine-load: \(message)\n".utf8))
