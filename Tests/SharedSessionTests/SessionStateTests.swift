@@ -280,17 +280,17 @@ extension RealtimeRenderTests {
         let duck = session.duck(owner: "feed")
         CRealtimeProbe_disarmCurrentThread()
         let withEvents = CRealtimeProbe_read().locks
-        // With no subscriber and no delegate, delivery takes the event queue's lock once, to find that
-        // no one receives events (nothing is queued, so nothing is drained); the state and the lane
-        // are the other 2. (Before issue 7's coordination work: 4 for delivery, 6 in all.)
+        // With no subscriber and no delegate, delivery takes no lock: an atomic flag says no one
+        // receives events, so none is built, queued or drained. The state and the lane are the 2.
+        // (Before issue 7's coordination work: 4 for delivery, 6 in all.)
         print(
             "[measure] one duck request: \(withEvents) acquisitions of the package's locks (state, lane, event queue)")
-        #expect(withEvents == 3)
+        #expect(withEvents == 2)
         #expect(try engine.render(frames: 1024).stems[main.id] != nil)
         duck.release()
-        // With a subscriber, delivery also enqueues, claims the drain, takes the batch and releases
-        // the claim (4 more), and the subscriber's AsyncStream takes its own lock for each of the 2
-        // events (duck acquired, main gain changed).
+        // With a subscriber, delivery enqueues, claims the drain, takes the batch and releases the
+        // claim (4 more), and the subscriber's AsyncStream takes its own lock for each of the 2 events
+        // (duck acquired, main gain changed).
         let events = session.events
         session.duck(owner: "warm-up").release()
         CRealtimeProbe_reset()
@@ -299,7 +299,7 @@ extension RealtimeRenderTests {
         CRealtimeProbe_disarmCurrentThread()
         let withSubscriber = CRealtimeProbe_read().locks
         print("[measure] one duck request with a subscriber: \(withSubscriber) acquisitions of the package's locks")
-        #expect(withSubscriber == 9)
+        #expect(withSubscriber == 8)
         subscribed.release()
         _ = events
     }

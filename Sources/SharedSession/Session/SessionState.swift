@@ -29,6 +29,10 @@ struct SessionState: Sendable {
         /// The unit that opened it, or `nil` for the host.
         let owner: String?
         var volume: Float
+        /// What the engine has been told for it, once the engine has opened it: the gain and play state
+        /// it was last given (`nil`: not open on the engine). Kept in the record, not in a dictionary by
+        /// id, so settling a stream after an input hashes nothing.
+        var applied: StreamTarget? = nil
 
         var cause: EventCause { owner.map { .unit(owner: $0) } ?? .host }
     }
@@ -62,8 +66,7 @@ struct SessionState: Sendable {
         var configuration: SessionConfiguration?
         var capturing = false
         var suspended = false
-        /// The streams the engine has opened, with the gain and play state they were last given.
-        var streams: [StreamID: StreamTarget] = [:]
+        // The streams' applied targets are in their records (`StreamRecord.applied`).
     }
 
     /// An activation whose outcome the state waits for.
@@ -375,7 +378,7 @@ struct SessionState: Sendable {
         }
         for index in streams.indices {
             let id = streams[index].id
-            guard let current = applied.streams[id] else { continue }
+            guard let current = streams[index].applied else { continue }
             let wanted = targets.target(for: streams[index])
             if wanted.gain != current.gain {
                 let ramp = wanted.gain < current.gain ? policy.fadeDown : policy.fadeUp
@@ -388,7 +391,7 @@ struct SessionState: Sendable {
             }
             // Stored only when it changed: most inputs (a lease, a duck at a level already applied)
             // change no stream.
-            if wanted != current { applied.streams[id] = wanted }
+            if wanted != current { streams[index].applied = wanted }
         }
     }
 
@@ -872,8 +875,9 @@ struct SessionState: Sendable {
 
     /// The engine opened a stream added by ``addStream(_:isMain:owner:volume:)`` at `target`.
     mutating func streamOpened(_ id: StreamID, at target: StreamTarget) -> [SessionEffect] {
-        guard let record = streams.first(where: { $0.id == id }) else { return [] }
-        applied.streams[id] = target
+        guard let index = streams.firstIndex(where: { $0.id == id }) else { return [] }
+        streams[index].applied = target
+        let record = streams[index]
         return input(record.cause) { state in
             state.emit(.streamOpened(state.info(of: record)), record.cause)
         }
@@ -895,13 +899,13 @@ struct SessionState: Sendable {
     /// Closes a stream: nothing happens if it is not open, or if the session was closed (which
     /// closed every stream on the engine already).
     mutating func removeStream(_ id: StreamID) -> [SessionEffect] {
-        guard !isClosed, applied.streams[id] != nil, let index = streams.firstIndex(where: { $0.id == id }) else {
+        guard !isClosed, let index = streams.firstIndex(where: { $0.id == id }), streams[index].applied != nil else {
             return []
         }
         let record = streams[index]
         let info = info(of: record)
         effects.append(.closeStream(id))
-        applied.streams[id] = nil
+        streams[index].applied = nil
         return input(record.cause) { state in
             state.streams.remove(at: index)
             state.emit(.streamClosed(info), record.cause)
@@ -963,12 +967,12 @@ struct SessionState: Sendable {
     /// outage, it glides there instead of clicking.
     private mutating func resync() {
         guard !isClosed else { return }
-        for record in streams {
-            guard applied.streams[record.id] != nil else { continue }
+        for index in streams.indices where streams[index].applied != nil {
+            let record = streams[index]
             let wanted = target(for: record)
             effects.append(.setGain(record.id, wanted.gain, ramp: policy.fadeDown))
             effects.append(.setPaused(record.id, wanted.paused))
-            applied.streams[record.id] = wanted
+            streams[index].applied = wanted
         }
         effects.append(.setSuspended(applied.suspended))
     }
@@ -983,8 +987,8 @@ struct SessionState: Sendable {
             effects.append(.stopCapture)
             applied.capturing = false
         }
-        for id in applied.streams.keys.sorted() { effects.append(.closeStream(id)) }
-        applied.streams.removeAll()
+        for id in streams.filter({ $0.applied != nil }).map(\.id).sorted() { effects.append(.closeStream(id)) }
+        for index in streams.indices { streams[index].applied = nil }
         if applied.configuration != nil {
             effects.append(.deactivate(notifyingOthers: policy.notifyOthersOnDeactivation))
             change(.host) { state in

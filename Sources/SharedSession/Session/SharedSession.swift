@@ -33,6 +33,10 @@ public final class SharedSession: Sendable {
     /// order the state made them; holds each open stream's control.
     private let lane = Locked<Lane>(Lane())
     private let delivery = Locked<Delivery>(Delivery())
+    /// Whether a subscriber or a delegate is set: `Delivery.hasReceivers` as of its last change, kept
+    /// beside the lock so an input can ask without taking it. A delegate that went away since still
+    /// counts (its events are dropped at delivery, as before).
+    private let receiversSet = Atomic<Bool>(false)
 
     private let expiry = Locked<Expiry>(Expiry())
 
@@ -147,10 +151,15 @@ public final class SharedSession: Sendable {
         let id = delivery.withLock { delivery -> UInt64 in
             delivery.nextSubscriber += 1
             delivery.subscribers[delivery.nextSubscriber] = continuation
+            receiversSet.store(true, ordering: .releasing)
             return delivery.nextSubscriber
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.delivery.withLock { $0.subscribers.removeValue(forKey: id) }
+            guard let self else { return }
+            delivery.withLock { delivery in
+                delivery.subscribers[id] = nil
+                receiversSet.store(delivery.hasReceivers, ordering: .releasing)
+            }
         }
         return stream
     }
@@ -159,7 +168,12 @@ public final class SharedSession: Sendable {
     /// weakly.
     public var delegate: (any SharedSessionDelegate)? {
         get { delivery.withLock { $0.delegate } }
-        set { delivery.withLock { $0.delegate = newValue } }
+        set {
+            delivery.withLock { delivery in
+                delivery.delegate = newValue
+                receiversSet.store(delivery.hasReceivers, ordering: .releasing)
+            }
+        }
     }
 
     // MARK: Session leases
@@ -479,7 +493,10 @@ public final class SharedSession: Sendable {
         expiry.withLock { $0.closed = true }
         run(.close) { $0.close() }
         let subscribers = delivery.withLock { delivery in
-            defer { delivery.subscribers.removeAll() }
+            defer {
+                delivery.subscribers.removeAll()
+                receiversSet.store(delivery.hasReceivers, ordering: .releasing)
+            }
             return Array(delivery.subscribers.values)
         }
         for subscriber in subscribers { subscriber.finish() }
@@ -607,7 +624,7 @@ public final class SharedSession: Sendable {
     /// lane, before the input, so a subscriber that arrives meanwhile gets the events from the next
     /// input on, as if it had arrived a moment later.
     private func receivesEvents() -> Bool {
-        delivery.withLock { $0.hasReceivers }
+        receiversSet.load(ordering: .acquiring)
     }
 
     /// Performs effects in order; an activation's or a capture's outcome goes back into the state,
