@@ -163,6 +163,15 @@ struct SessionState: Sendable {
         return nil
     }
 
+    /// Whether the engine has the configuration asked for: `voice` true for the voice configuration,
+    /// false for the generic one, `nil` for none (inactive). Compared in place: building
+    /// ``requestedConfiguration`` copies a configuration, retaining its strings and sets, every input.
+    func isApplied(requested voice: Bool?) -> Bool {
+        guard let voice else { return applied.configuration == nil }
+        guard let active = applied.configuration else { return false }
+        return active == (voice ? policy.voiceConfiguration : policy.genericConfiguration)
+    }
+
     /// The lowest level among live ducks, and the other-audio duck if the policy asks for it; ducks
     /// never compound.
     var duckFactor: Float { isMainExempt ? 1 : staticDuckFactor }
@@ -313,9 +322,11 @@ struct SessionState: Sendable {
         if effects.isEmpty, effects.capacity < buffer.capacity { swap(&effects, &buffer) }
     }
 
-    private mutating func emit(_ kind: SessionEvent.Kind, _ cause: EventCause) {
+    /// Appends an event, unless events are off: then the event (and the lease or duck record copied
+    /// into it) is not even built, hence the autoclosures.
+    private mutating func emit(_ kind: @autoclosure () -> SessionEvent.Kind, _ cause: @autoclosure () -> EventCause) {
         guard emitsEvents else { return }
-        effects.append(.emit(SessionEvent(kind, cause: cause)))
+        effects.append(.emit(SessionEvent(kind(), cause: cause())))
     }
 
     /// Runs a mutation and emits an event for every observable value it changed, with `cause`.
@@ -351,9 +362,8 @@ struct SessionState: Sendable {
     /// suspension, then each stream's gain (ramped down or up by the policy's fades) and play state.
     private mutating func settle(_ cause: EventCause, retryingConfiguration: Bool = true) {
         guard !isClosed, case .none = activation else { return }
-        let requested = requestedConfiguration
-        if retryingConfiguration, requested != applied.configuration {
-            guard let requested else {
+        if retryingConfiguration, !isApplied(requested: leaseRecords.isEmpty ? nil : voiceLeases > 0) {
+            guard let requested = requestedConfiguration else {
                 if applied.capturing {
                     effects.append(.stopCapture)
                     applied.capturing = false
@@ -361,7 +371,8 @@ struct SessionState: Sendable {
                 effects.append(.deactivate(notifyingOthers: policy.notifyOthersOnDeactivation))
                 change(cause) { state in
                     state.applied.configuration = nil
-                    state.emit(.deactivated(notifiedOthers: state.policy.notifyOthersOnDeactivation), cause)
+                    let notified = state.policy.notifyOthersOnDeactivation
+                    state.emit(.deactivated(notifiedOthers: notified), cause)
                 }
                 settle(cause)
                 return
@@ -431,9 +442,8 @@ struct SessionState: Sendable {
                 state.emit(.limitApplied(owner: owner, limit: .mayNotTakeVoice), .sessionLease(id, owner: owner))
             }
             if type == .voice { state.voiceLeases += 1 }
-            // What `requestedConfiguration` is once this lease is in: with a lease live, never nil.
-            let requested = state.voiceLeases > 0 ? state.policy.voiceConfiguration : state.policy.genericConfiguration
-            if state.waiting.isEmpty, requested == state.applied.configuration {
+            // Once this lease is in, `requestedConfiguration` is the voice or the generic one.
+            if state.waiting.isEmpty, state.isApplied(requested: state.voiceLeases > 0) {
                 // Its configuration is active and no one waits before it: granted at once, as
                 // `grantWaiting()` would grant it, without the detour through `waiting`.
                 state.leaseRecords[id] = LeaseRecord(info: info, granted: true)
@@ -879,7 +889,8 @@ struct SessionState: Sendable {
         streams[index].applied = target
         let record = streams[index]
         return input(record.cause) { state in
-            state.emit(.streamOpened(state.info(of: record)), record.cause)
+            let info = state.info(of: record)
+            state.emit(.streamOpened(info), record.cause)
         }
     }
 
@@ -993,7 +1004,8 @@ struct SessionState: Sendable {
             effects.append(.deactivate(notifyingOthers: policy.notifyOthersOnDeactivation))
             change(.host) { state in
                 state.applied.configuration = nil
-                state.emit(.deactivated(notifiedOthers: state.policy.notifyOthersOnDeactivation), .host)
+                let notified = state.policy.notifyOthersOnDeactivation
+                state.emit(.deactivated(notifiedOthers: notified), .host)
             }
         }
         isClosed = true
