@@ -60,7 +60,8 @@ extension DaemonTests {
             }
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.waitForTone(1500, atLeast: LevelMeter.decibels(0.05) - 1)
-            let six = try await Daemon.waitForPlaybackNodes(ofApplication: application, count: 2, recorder: rig.recorder)
+            let six = try await Daemon.waitForPlaybackNodes(
+                ofApplication: application, count: 2, recorder: rig.recorder)
             for id in overlays.dropFirst() { rig.engine.closeStream(id) }
             try await rig.recorder.record(for: .milliseconds(300))
             let one = Daemon.playbackNodes(ofApplication: application)
@@ -116,7 +117,8 @@ extension DaemonTests {
             let ducked = rig.mainLevel(before: releaseMark)
             let restored = rig.mainLevel()
             let first = rig.overlayLevel(before: duckMark)
-            let secondLevel = meter.toneLevel(samples, frequency: secondOverlayTone, frames: window(duckMark - 4800, 4800))
+            let secondLevel = meter.toneLevel(
+                samples, frequency: secondOverlayTone, frames: window(duckMark - 4800, 4800))
             // Three uncorrelated tones: the mix's power is the sum of theirs.
             let total = meter.rms(samples, frames: window(duckMark - 9600, 9600))
             let expectedTotal = 10 * log10(0.5 * 0.5 / 2 + 0.25 * 0.25 / 2 + 0.125 * 0.125 / 2)
