@@ -8,7 +8,9 @@ import Synchronization
 /// Each stream the session opens is a `pw_stream` (F32 stereo 48 kHz, `media.role` from its
 /// `StreamDescriptor`) whose real-time process callback renders it with a `StreamRenderer`: gains
 /// and pauses ramp per sample there, never through PipeWire's stepped stream volume, which the
-/// engine holds at 1. Voice capture is a capture stream of the default source.
+/// engine holds at 1. With ``StreamLayout/mixedOverlays`` (see ``layout``) the overlays are instead
+/// rendered, each by its own `StreamRenderer`, into one overlay-bus `pw_stream` beside the main one.
+/// Voice capture is a capture stream of the default source.
 ///
 /// The engine watches the graph and reports, through the handler given to
 /// ``setEventHandler(_:)``: another client's playback starting and stopping, the default sink
