@@ -34,6 +34,7 @@ let package = Package(
             dependencies: [
                 .product(name: "SharedSession", package: "SharedSession"),
                 .product(name: "SharedSessionPipeWire", package: "SharedSession"),
+                "CHeap",
             ],
             path: "Sources/EngineLoad",
             swiftSettings: strict

@@ -248,17 +248,35 @@ def write(out, target):
         fields = dict(zip(summary.group(1).split()[0::2], summary.group(1).split()[1::2]))
         md.append(
             "The private daemon (PipeWire + WirePlumber) SIGKILLed and restarted by `Scripts/pipewire-headless` under "
-            "8 playing streams with a duck held. Reconnect time: from the restarted daemon being ready to our data "
-            "thread running every stream again. Gain: the main tone's level in the monitor recording after each "
-            "round against the ducked level before the first (±0.5 dB).\n"
+            "8 playing streams with a duck held. Silence: from the kill to every one of our streams being pulled by "
+            "the data thread again (each stream's source counts the frames it renders), what a listener hears. "
+            "Daemon restart: from the kill to the restart script having seen a probe stream play (its own cost, "
+            "not ours). After ready: how much later than that our streams were back (0 when they were back first). "
+            "Gain: the main tone's level in the monitor recording after each round against the ducked level before "
+            "the first (±0.5 dB). Nodes: the daemon's nodes named for this process. Memory: the client's heap in use "
+            "(glibc's count of allocated bytes) and resident set, before the first round, after the first 5 "
+            "(pools and the daemon's buffers mapped anew) and at the end: a leak shows as heap growing after the "
+            "warm-up.\n"
         )
-        md.append("| rounds | back | reconnect median | worst | wrong gain | leases + ducks before → after | fds before → after |")
-        md.append("| --- | --- | --- | --- | --- | --- | --- |")
         md.append(
-            f"| {fields.get('rounds')} | {fields.get('back')} | {fields.get('reconnect-median-ms')} ms | "
-            f"{fields.get('reconnect-worst-ms')} ms | {fields.get('wrong-gain')} | {fields.get('leases-before')} → "
-            f"{fields.get('leases-after')} | {fields.get('fds-before')} → {fields.get('fds-after')} |\n"
+            "| rounds | back | silence median | worst | daemon restart median | after ready median | worst | wrong gain "
+            "| leases + ducks before → after | fds before → after | nodes before → after | heap before → warm → end "
+            "| RSS before → warm → end |"
         )
+        md.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        md.append(
+            f"| {fields.get('rounds')} | {fields.get('back')} | {fields.get('silence-median-ms')} ms | "
+            f"{fields.get('silence-worst-ms')} ms | {fields.get('daemon-restart-median-ms')} ms | "
+            f"{fields.get('after-ready-median-ms')} ms | {fields.get('after-ready-worst-ms')} ms | "
+            f"{fields.get('wrong-gain')} | {fields.get('leases-before')} → {fields.get('leases-after')} | "
+            f"{fields.get('fds-before')} → {fields.get('fds-after')} | {fields.get('nodes-before')} → "
+            f"{fields.get('nodes-after')} | {fields.get('heap-kib-before')} → {fields.get('heap-kib-warm')} → "
+            f"{fields.get('heap-kib-after')} KiB | {fields.get('rss-kib-before')} → {fields.get('rss-kib-warm')} → "
+            f"{fields.get('rss-kib-after')} KiB |\n"
+        )
+        never = re.findall(r"fault-round (\d+) silence-ms never (.*)", faults)
+        if never:
+            md.append("Rounds not back within 10 s of the daemon being ready: " + "; ".join(f"{r} ({w})" for r, w in never) + ".\n")
     else:
         md.append("No fault summary: see `.build/results/faults.err`.\n")
 

@@ -165,7 +165,10 @@ public final class PipeWireEngine: AudioEngine {
     public func openStream(
         _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
     ) throws(SessionError) -> any StreamControl {
-        let renderer = StreamRenderer(source: source, gain: gain, paused: paused, format: format)
+        // The quantum rendered last is queued when a gain change arrives: ramps end their length after
+        // the call, as heard, not a quantum later.
+        let renderer = StreamRenderer(
+            source: source, gain: gain, paused: paused, format: format, shortensRampsByQueuedQuantum: true)
         try loop.withLock { core throws(SessionError) in
             try core.openStream(id, descriptor: descriptor, renderer: renderer)
         }

@@ -79,7 +79,7 @@ extension DaemonTests {
     @Suite("SharedSession on PipeWire")
     struct SessionTests {
         @Test(
-            "daemon: an overlay's duck drops the main stream 20 dB within the fade plus two quanta; the restore fades back within 0.1 dB within fadeUp plus two quanta; the overlay stays"
+            "daemon: an overlay's duck drops the main stream 20 dB within the fade plus one quantum; the restore fades back within 0.1 dB within fadeUp plus two quanta; the overlay stays"
         )
         func duckAndRestore() async throws {
             let rig = try SessionRig()
@@ -119,9 +119,13 @@ extension DaemonTests {
             )
             #expect(abs(ducked - before + 20) <= 0.1)
             #expect(abs(restored - before) <= 0.1)
-            #expect(latency <= 150 + 2 * quantum + 10, "10 ms is the analysis window")
+            // The ramp is shortened by the quantum already queued when the duck arrives (was: within
+            // 150 ms plus two quanta, and 154-171 ms heard in the benchmark).
+            #expect(latency <= 150 + quantum + 10, "10 ms is the analysis window")
             #expect(restoreLatency <= 400 + 2 * quantum + 10, "fadeUp, two quanta, the 10 ms analysis window")
-            #expect(restoreRamp >= 395 - 20 && restoreRamp <= 400 + 10, "a 400 ms fade, not a jump or a stall")
+            #expect(
+                restoreRamp >= 395 - quantum - 20 && restoreRamp <= 400 + 10,
+                "a 400 ms fade less the queued quantum, not a jump or a stall")
             var frame = duckMark - 4800
             while frame + 4800 <= samples.count / 2 {
                 let level = meter.toneLevel(samples, frequency: overlayTone, frames: window(frame, 4800))

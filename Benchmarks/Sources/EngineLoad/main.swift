@@ -15,9 +15,11 @@
 //
 // The daemon must be the private one of Scripts/pipewire-headless (faults restarts it through that
 // script, found beside this package).
+import CHeap
 import Foundation
 import SharedSession
 @_spi(Testing) import SharedSessionPipeWire
+import Synchronization
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("engine-load: \(message)\n".utf8))
@@ -40,25 +42,52 @@ func number(_ index: Int, _ name: String) -> Int {
 let mainTone = 440.0
 let mainAmplitude: Float = 0.5
 
+/// A sine that counts the frames its stream's render path pulled: whether this one stream plays.
+/// Real-time safe (one relaxed atomic add per callback).
+final class CountedSine: AudioSource {
+    private let sine: SineSource
+    private let pulled = Atomic<Int>(0)
+
+    init(frequency: Double, amplitude: Float) throws {
+        sine = try SineSource(frequency: frequency, amplitude: amplitude)
+    }
+
+    /// Frames pulled so far.
+    var frames: Int { pulled.load(ordering: .relaxed) }
+
+    func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        let written = sine.render(into: buffer, frames: frames)
+        pulled.add(written, ordering: .relaxed)
+        return written
+    }
+}
+
 /// A session on a PipeWire engine with one main sine and `count - 1` quiet overlay sines.
 final class Scene {
     let engine: PipeWireEngine
     let session: SharedSession
     let lease: SessionLease
     var handles: [StreamHandle] = []
+    /// Every stream's source, main first.
+    var sources: [CountedSine] = []
 
     init(streams count: Int, name: String = "engine-load") throws {
         engine = try PipeWireEngine(applicationName: name, layout: layout)
         session = SharedSession(engine: engine)
         lease = try session.acquire(.generic, owner: "bench")
-        handles.append(try session.openMainStream(source: SineSource(frequency: mainTone, amplitude: mainAmplitude)))
+        let main = try CountedSine(frequency: mainTone, amplitude: mainAmplitude)
+        sources.append(main)
+        handles.append(try session.openMainStream(source: main))
         for index in 1..<max(1, count) {
+            let source = try CountedSine(frequency: 1000 + Double(index) * 7, amplitude: 0.001)
+            sources.append(source)
             handles.append(
-                try session.openStream(
-                    StreamDescriptor(name: "overlay \(index)", role: .game),
-                    source: SineSource(frequency: 1000 + Double(index) * 7, amplitude: 0.001)))
+                try session.openStream(StreamDescriptor(name: "overlay \(index)", role: .game), source: source))
         }
     }
+
+    /// Frames pulled by each stream so far, main first.
+    var framesPulled: [Int] { sources.map(\.frames) }
 
     /// Waits until the data thread has run `cycles` more callbacks (the streams are playing).
     func waitUntilPlaying(cycles: Int = 50, timeout: Duration = .seconds(10)) -> Bool {
@@ -216,6 +245,71 @@ func report(_ name: String, _ values: [Double]) {
     for value in values { say("\(name) \(String(format: "%.2f", value))") }
 }
 
+/// Watches, from a thread of its own, for every stream of `scene` to pull `frames` more frames than
+/// when it was made; records when they all have.
+final class BackWatcher: Sendable {
+    private let state = Mutex<(back: ContinuousClock.Instant?, playing: Int, done: Bool)>((nil, 0, false))
+
+    init(scene: Scene, frames: Int) {
+        let sources = scene.sources
+        let engine = scene.engine
+        let base = sources.map(\.frames)
+        let thread = Thread { [self] in
+            while !self.state.withLock({ $0.done }) {
+                let pulled = sources.map(\.frames)
+                let playing = zip(pulled, base).filter { $0 - $1 >= frames }.count
+                let isBack = playing == base.count && engine.isConnected
+                self.state.withLock {
+                    $0.playing = playing
+                    if isBack {
+                        $0.back = ContinuousClock.now
+                        $0.done = true
+                    }
+                }
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+        }
+        thread.start()
+    }
+
+    /// How many streams were pulling at the last look.
+    var playing: Int { state.withLock { $0.playing } }
+
+    /// When every stream was back, waiting for it until `deadline`; nil if they were not by then.
+    func wait(until deadline: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        while ContinuousClock.now < deadline {
+            if let back = state.withLock({ $0.back }) { return back }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        return state.withLock {
+            $0.done = true
+            return $0.back
+        }
+    }
+}
+
+func milliseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+}
+
+func format(_ ms: Double) -> String { String(format: "%.1f", ms) }
+
+/// The daemon's nodes that belong to this process's engines (named `sharedsession.<pid>.…`).
+func ourNodes() -> Int {
+    run("/usr/bin/pw-cli", ["ls", "Node"]).output.components(separatedBy: "node.name = \"sharedsession.\(getpid()).")
+        .count - 1
+}
+
+/// This process's heap in use (glibc's count of allocated bytes, not what the allocator keeps), in KiB.
+func heapKiB() -> Int { cheap_in_use() / 1024 }
+
+/// This process's resident memory, in KiB.
+func residentKiB() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+}
+
 switch mode {
 case "play":
     let count = number(1, "STREAMS")
@@ -312,42 +406,44 @@ case "faults":
         let expected = monitor.level(mainTone, from: monitor.samples.count / 2 - 4800, frames: 4800)
         let leasesBefore = scene.session.snapshot.leases.count + scene.session.snapshot.ducks.count
         let fdsBefore = openFDs()
-        var reconnectMs: [Double] = []
+        let nodesBefore = ourNodes()
+        let rssBefore = residentKiB()
+        let heapBefore = heapKiB()
+        var silenceMs: [Double] = []
+        var restartMs: [Double] = []
+        var afterReadyMs: [Double] = []
         var wrongGain = 0
+        var (rssWarm, heapWarm) = (rssBefore, heapBefore)
         for round in 1...rounds {
+            // Resident memory grows over the first reconnections (memory pools, the daemon's buffers
+            // mapped anew) and then stays: growth after the warm-up rounds is what a leak would show.
+            if round == min(6, rounds) { (rssWarm, heapWarm) = (residentKiB(), heapKiB()) }
             let pids = run(script, ["pids"]).output
             guard
                 let pid = pids.split(separator: " ").first(where: { $0.hasPrefix("pipewire=") })
                     .flatMap({ Int32($0.dropFirst("pipewire=".count).trimmingCharacters(in: .whitespacesAndNewlines)) })
             else { fail("no private daemon: \(pids)") }
+            let killed = ContinuousClock.now
             kill(pid, SIGKILL)
-            // Wait until the engine saw the loss, then restart both daemons.
+            // Wait until the engine saw the loss: from then on no stream is pulled until it is back.
             let lossDeadline = Date().addingTimeInterval(5)
-            while scene.engine.isConnected, Date() < lossDeadline { Thread.sleep(forTimeInterval: 0.005) }
+            while scene.engine.isConnected, Date() < lossDeadline { Thread.sleep(forTimeInterval: 0.001) }
+            // Back: every stream's render path pulling again (each source pulled two callbacks' worth),
+            // watched from another thread while the daemon restarts, since it can happen before the
+            // restart script returns.
+            let watcher = BackWatcher(scene: scene, frames: 512)
             let started = run(script, ["start"])
             guard started.status == 0 else { fail("restart failed: \(started.output)") }
             let ready = ContinuousClock.now
-            // Back: connected and the data thread running our callbacks again.
-            var back: Duration?
-            let deadline = ContinuousClock.now + .seconds(10)
-            var cycles = scene.engine.processCycles
-            var fresh = 0
-            while ContinuousClock.now < deadline {
-                Thread.sleep(forTimeInterval: 0.002)
-                let now = scene.engine.processCycles
-                if scene.engine.isConnected, now > cycles { fresh += now - cycles } else { fresh = 0 }
-                cycles = now
-                if fresh >= count * 3 {
-                    back = ContinuousClock.now - ready
-                    break
-                }
-            }
-            guard let back else {
-                say("fault-round \(round) reconnect-ms never")
+            guard let back = watcher.wait(until: ready + .seconds(10)) else {
+                say(
+                    "fault-round \(round) silence-ms never connected \(scene.engine.isConnected) streams-playing \(watcher.playing)/\(count)"
+                )
                 continue
             }
-            let ms = Double(back.components.attoseconds) / 1e15 + Double(back.components.seconds) * 1000
-            reconnectMs.append(ms)
+            silenceMs.append(milliseconds(back - killed))
+            restartMs.append(milliseconds(ready - killed))
+            afterReadyMs.append(max(0, milliseconds(back - ready)))
             // The monitor reconnects too; read the main stream's level once it records again.
             monitor.reset()
             monitor.record(0.6)
@@ -356,18 +452,20 @@ case "faults":
             let ok = abs(level - expected) <= 0.5
             if !ok { wrongGain += 1 }
             say(
-                "fault-round \(round) reconnect-ms \(String(format: "%.1f", ms)) level-db \(String(format: "%.2f", level)) expected-db \(String(format: "%.2f", expected)) \(ok ? "ok" : "WRONG")"
+                "fault-round \(round) silence-ms \(format(silenceMs.last!)) daemon-restart-ms \(format(restartMs.last!)) after-ready-ms \(format(afterReadyMs.last!)) heap-kib \(heapKiB()) rss-kib \(residentKiB()) level-db \(String(format: "%.2f", level)) expected-db \(String(format: "%.2f", expected)) \(ok ? "ok" : "WRONG")"
             )
         }
         let leasesAfter = scene.session.snapshot.leases.count + scene.session.snapshot.ducks.count
         let fdsAfter = openFDs()
+        let nodesAfter = ourNodes()
+        let rssAfter = residentKiB()
+        let heapAfter = heapKiB()
         duck.release()
         scene.close()
         monitor.stop()
-        let sorted = reconnectMs.sorted()
-        let median = sorted.isEmpty ? -1 : sorted[sorted.count / 2]
+        func median(_ values: [Double]) -> String { values.isEmpty ? "-1" : format(values.sorted()[values.count / 2]) }
         say(
-            "fault-summary rounds \(rounds) back \(reconnectMs.count) reconnect-median-ms \(String(format: "%.1f", median)) reconnect-worst-ms \(String(format: "%.1f", sorted.last ?? -1)) wrong-gain \(wrongGain) leases-before \(leasesBefore) leases-after \(leasesAfter) fds-before \(fdsBefore) fds-after \(fdsAfter)"
+            "fault-summary rounds \(rounds) back \(silenceMs.count) silence-median-ms \(median(silenceMs)) silence-worst-ms \(format(silenceMs.max() ?? -1)) daemon-restart-median-ms \(median(restartMs)) after-ready-median-ms \(median(afterReadyMs)) after-ready-worst-ms \(format(afterReadyMs.max() ?? -1)) wrong-gain \(wrongGain) leases-before \(leasesBefore) leases-after \(leasesAfter) fds-before \(fdsBefore) fds-after \(fdsAfter) nodes-before \(nodesBefore) nodes-after \(nodesAfter) rss-kib-before \(rssBefore) rss-kib-warm \(rssWarm) rss-kib-after \(rssAfter) heap-kib-before \(heapBefore) heap-kib-warm \(heapWarm) heap-kib-after \(heapAfter)"
         )
     } catch {
         fail("\(error)")

@@ -13,6 +13,11 @@ import Synchronization
 /// A gain change that arrives while the stream is silent (paused or suspended, its de-click fade
 /// finished) is applied as a step: nothing can be heard, so the stream resumes at its target instead
 /// of ramping there audibly from an old level.
+///
+/// On a sound server the quantum rendered last is already queued when a gain change is picked up, so
+/// the change is heard a quantum after the call. A renderer made with `shortensRampsByQueuedQuantum`
+/// makes each new ramp shorter by that quantum (at most by half), so the level asked for is reached
+/// the ramp's length after the call, as heard, rather than a quantum later.
 public final class StreamRenderer: StreamControl, @unchecked Sendable {
     // @unchecked: the `var` properties below the "render side" mark are read and written only by
     // the render thread (one at a time, as the engines guarantee); the control side reaches the render
@@ -26,6 +31,8 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     public let channels: Int
     /// Frames over which a pause or resume fades out or in, so neither clicks (5 ms at 48 kHz).
     public let declickFrames: Int
+    /// Whether a new ramp is shortened by the quantum rendered last (see the type's discussion).
+    public let shortensRampsByQueuedQuantum: Bool
 
     /// Hears what the stream plays, for voice-activity ducks of other streams that follow it; it
     /// measures from the first ``activityMeter()`` call on.
@@ -69,6 +76,8 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private var rampPosition = 0
     private var seenGeneration: UInt64 = 0
     private var runGain: Float
+    // Frames of the last render call: the quantum already queued when a new ramp is picked up.
+    private var lastFrames = 0
     // The voice-activity duck, render side: the meters followed, the last block read from each (a
     // block read twice is stale: its writer stopped), the ducked gain, and how far the stream is into
     // the duck (0: not at all, 1: at min(gain, ducked gain)), moving over the attack and the release.
@@ -86,9 +95,17 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private var spans: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
 
     /// Creates the kernel for a stream that starts at `gain`, paused or playing.
-    public init(source: any AudioSource, gain: Float, paused: Bool, format: AudioFormat = .standard) {
+    ///
+    /// - Parameter shortensRampsByQueuedQuantum: True for an engine whose output is queued a quantum
+    ///   ahead of what is heard (a sound server); false (the default) for one that renders on demand,
+    ///   where a ramp of N frames ends N frames into the next render call.
+    public init(
+        source: any AudioSource, gain: Float, paused: Bool, format: AudioFormat = .standard,
+        shortensRampsByQueuedQuantum: Bool = false
+    ) {
         self.source = source
         self.format = format
+        self.shortensRampsByQueuedQuantum = shortensRampsByQueuedQuantum
         self.channels = format.channels
         self.declickFrames = max(1, format.sampleRate / 200)
         self.scratchFrames = 1024
@@ -195,7 +212,8 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         if generation != seenGeneration {
             seenGeneration = generation
             target = Float(bitPattern: targetGainBits.load(ordering: .relaxed))
-            let length = rampFrameCount.load(ordering: .relaxed)
+            var length = rampFrameCount.load(ordering: .relaxed)
+            if shortensRampsByQueuedQuantum { length &-= min(lastFrames, length / 2) }
             rampStart = gain
             rampLength = length
             rampPosition = 0
@@ -217,6 +235,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
                 following: following)
             done = done &+ chunk
         }
+        lastFrames = frames
         currentGainBits.store(gain.bitPattern, ordering: .relaxed)
         audibleFlag.store(playing || runGain > 0, ordering: .relaxed)
         if metersActivity.load(ordering: .relaxed), !accumulate {
