@@ -189,6 +189,41 @@ extension DaemonTests {
         }
 
         @Test(
+            "daemon, mixed layout: a volume set on the overlay bus from outside is reported for every overlay on it, and PipeWire's volume goes back to 1"
+        )
+        func externalVolumeOnTheBus() async throws {
+            let rig = try EngineRig(layout: .mixedOverlays)
+            defer { rig.stop() }
+            try rig.openMain()
+            try rig.openOverlay()
+            let second = StreamID(rawValue: 40)
+            _ = try rig.engine.openStream(
+                second, descriptor: StreamDescriptor(name: "second", role: .game),
+                source: SineSource(frequency: secondOverlayTone, amplitude: 0.25), gain: 1, paused: false)
+            try await rig.recorder.waitForTone(overlayTone, atLeast: overlayLevel - 1)
+            try await Task.sleep(for: .seconds(1))  // past the window where a restore is undone silently
+            let name = try #require(Daemon.ownNodeNames().first { $0.hasSuffix(".overlays") })
+            let node = try #require(Daemon.nodeID(named: name))
+            let result = Daemon.run("wpctl", ["set-volume", "\(node)", "0.5"])
+            #expect(result.status == 0, "\(result.output)")
+            _ = await rig.events.wait {
+                if case .externalVolumeChange(second, _) = $0 { true } else { false }
+            }
+            let reported = rig.events.all.compactMap { event -> (StreamID, Float)? in
+                if case .externalVolumeChange(let id, let volume) = event { (id, volume) } else { nil }
+            }
+            try await rig.recorder.record(for: .milliseconds(300))
+            let mark = rig.recorder.mark()
+            let level = meter.toneLevel(rig.recorder.samples, frequency: overlayTone, frames: window(mark - 4800, 4800))
+            print(
+                "[measure] mixed layout: wpctl set-volume 0.5 on the bus reported as \(reported); overlay at \(level) dBFS after"
+            )
+            #expect(Set(reported.map(\.0)) == [overlayID, second], "one report per overlay, none for the main")
+            #expect(reported.allSatisfy { abs($0.1 - 0.125) < 0.01 }, "wpctl's 0.5 is cubic: 0.125 linear")
+            #expect(abs(level - overlayLevel) < 0.5, "PipeWire's volume on the bus is back at 1")
+        }
+
+        @Test(
             "daemon, mixed layout: killed and restarted while ducked, the engine makes the bus again and main and overlays come back at their gains",
             .privateDaemonOnly
         )
