@@ -79,8 +79,8 @@ def xrun_result(path):
         return None
     text = path.read_text()
     cycles = re.search(r"cycles=(\d+) late_driver_cycles=(\d+) cycles_with_err: first=(\d+) second=(\d+) both=(\d+)", text)
-    ours_err = sum(int(m.group(1)) for m in re.finditer(r"^node \d+ sharedsession\S* cycles=\d+ err=(\d+)", text, re.M))
-    peer_err = sum(int(m.group(1)) for m in re.finditer(r"^node \d+ (?!sharedsession)\S* cycles=\d+ err=(\d+)", text, re.M))
+    ours_err = sum(int(m.group(1)) for m in re.finditer(r"^node \d+ sharedsession\.\S* cycles=\d+ err=(\d+)", text, re.M))
+    peer_err = sum(int(m.group(1)) for m in re.finditer(r"^node \d+ (?!sharedsession\.)\S* cycles=\d+ err=(\d+)", text, re.M))
     nodes = len(re.findall(r"^node ", text, re.M))
     if not cycles:
         return None
@@ -149,6 +149,10 @@ def write(out, target):
     cpu, cpu_misses, repeats = cpu_table(out)
     floor_x = xrun_result(out / "xruns-floor.txt")
     play_x = xrun_result(out / "xruns-pw-play.txt")
+    churn_x = xrun_result(out / "xruns-churn.txt")
+    soak_text = (out / "soak.txt").read_text() if (out / "soak.txt").exists() else ""
+    soak = re.search(r"soak-summary (.*)", soak_text)
+    soak = dict(zip(soak.group(1).split()[0::2], soak.group(1).split()[1::2])) if soak else {}
     bench, raw = inprocess(out)
     md = []
     md.append("# Benchmarks\n")
@@ -194,21 +198,43 @@ def write(out, target):
     md.append("## 2. Xruns\n")
     md.append(
         "`Benchmarks/Floor/pw-xruns.c` reads the daemon's profiler, as pw-top does: a node's error is a graph cycle "
-        "in which it had not finished when the driver started the next one (pw-top's ERR). 32 of our streams ran "
-        "beside 32 streams of the peer, on the same graph at quantum 256, after 6 s of start-up; the cycles in "
-        "which our nodes glitched are set against those in which the peer's did.\n"
+        "in which it had not finished when the driver started the next one (pw-top's ERR). Our 32 streams ran "
+        "beside 32 streams of a peer on the same graph at quantum 256, after 6 s of start-up, and the cycles in "
+        "which our nodes glitched are set against those in which the peer's did. Beside the C floor: steady "
+        f"playback. Beside 32 `pw-play` processes: our 32 streams plus voice capture, {soak.get('steady-s', '?')} s "
+        f"steady, then {soak.get('churn-s', '?')} s with a random change every 100 ms (a duck taken or released, a "
+        "lease taken or released, the main volume, a route-change event handed to the session, or the graph's "
+        "quantum forced to 256, 512 or 1024 with `pw-metadata`: a change every node of every client goes through).\n"
     )
-    md.append("| peer | cycles | our node errors | peer node errors | cycles: ours erred | peer erred | both | only ours | only peer | driver late (> 1.5 periods) |")
-    md.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for label, x in (("32-stream C floor", floor_x), ("32 × pw-play", play_x)):
+    md.append("| peer | phase | cycles | our node errors | peer node errors | cycles: ours erred | peer erred | both | only ours | only peer | driver late (> 1.5 periods) |")
+    md.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for label, phase, x in (
+        ("32-stream C floor", "steady", floor_x), ("32 × pw-play", "steady, voice capture", play_x),
+        ("32 × pw-play", "change every 100 ms", churn_x),
+    ):
         if x:
             md.append(
-                f"| {label} | {x['cycles']} | {x['ours_err']} | {x['peer_err']} | {x['ours_cycles']} | "
+                f"| {label} | {phase} | {x['cycles']} | {x['ours_err']} | {x['peer_err']} | {x['ours_cycles']} | "
                 f"{x['peer_cycles']} | {x['both']} | {x['own_only']} | {x['peer_only']} | {x['late']} |"
             )
+    if soak:
+        changes = ", ".join(f"{soak[k]} {k}" for k in ("duck", "lease", "volume", "route", "quantum") if k in soak)
+        try:
+            restore = abs(float(soak["level-after-db"]) - float(soak["level-before-db"]))
+            restore_text = f"{restore:.3f} dB from where it started ({soak['level-before-db']} → {soak['level-after-db']} dBFS)"
+        except (KeyError, ValueError):
+            restore_text = "not measured"
+        md.append(
+            f"\nThe churn made {changes} changes. Stream faults reported by the engine over the whole soak: "
+            f"{soak.get('stream-faults', '?')}; connections lost: {soak.get('connection-lost', '?')}. After the "
+            f"churn, with every duck and lease released and the volume back at 1, the main tone was {restore_text}. "
+            f"Voice capture delivered {int(soak.get('voice-frames', 0)) / 48000:.1f} s of audio in "
+            f"{soak.get('voice-seconds-expected', '?')} s.\n"
+        )
     md.append(
-        f"\nThe soak fails the run if, against either peer, the cycles in which only our nodes erred exceed those "
-        f"in which only the peer's did by more than {OWN_XRUN_TOLERANCE}.\n"
+        f"The soak fails the run if, against any peer or phase, the cycles in which only our nodes erred exceed those "
+        f"in which only the peer's did by more than {OWN_XRUN_TOLERANCE}, or if a stream fault is reported, or the "
+        "main does not come back to within 0.1 dB.\n"
     )
 
     md.append("## 3. Duck latency\n")
@@ -216,7 +242,8 @@ def write(out, target):
         "From the call to the main stream reaching −19 dB in the sink's monitor recording (the centre of the first "
         "10 ms window at or below; recording positions, so the capture path's own lag counts against both). "
         "SharedSession: `session.duck(owner:)` with the default policy (−20 dB, 150 ms linear fade, whose own "
-        "−19 dB point is at 148 ms), 8 streams. Peer: `pw-cli set-param <pw-play node> Props '{ volume: 0.1 }'` "
+        "−19 dB point is at 148 ms; `PipeWireEngine` shortens a new ramp by the quantum already queued, so it ends "
+        "150 ms after the call as heard), 8 streams. Peer: `pw-cli set-param <pw-play node> Props '{ volume: 0.1 }'` "
         "from another process: a step, no fade, the process's start and connection included. A trial that had not "
         "reached −19 dB by the end of its recording (400 ms ours, 300 ms the peer's) is left out of median and worst "
         "and shows in the trial counts. Goal: worst ≤ fade + one quantum.\n"
@@ -368,7 +395,7 @@ def write(out, target):
 
 def check(out):
     failed = False
-    for name in ("xruns-floor.txt", "xruns-pw-play.txt"):
+    for name in ("xruns-floor.txt", "xruns-pw-play.txt", "xruns-churn.txt"):
         x = xrun_result(out / name)
         if x is None:
             print(f"xrun soak: no result in {name}")
@@ -381,6 +408,16 @@ def check(out):
             f"together in {x['both']} of {x['cycles']}: {status}"
         )
         failed = failed or excess > OWN_XRUN_TOLERANCE
+    text = (out / "soak.txt").read_text() if (out / "soak.txt").exists() else ""
+    summary = re.search(r"soak-summary (.*)", text)
+    if not summary:
+        print("soak: no summary in soak.txt")
+        sys.exit(1)
+    fields = dict(zip(summary.group(1).split()[0::2], summary.group(1).split()[1::2]))
+    faults = int(fields.get("stream-faults", "1"))
+    restore = abs(float(fields.get("level-after-db", "0")) - float(fields.get("level-before-db", "99")))
+    print(f"soak: {faults} stream faults, main restored to {restore:.3f} dB of where it started")
+    failed = failed or faults > 0 or restore > 0.1
     sys.exit(1 if failed else 0)
 
 

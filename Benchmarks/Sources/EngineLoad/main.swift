@@ -9,6 +9,13 @@
 //                                      sink's monitor recording, TRIALS times; then the same for a
 //                                      pw-play stream whose volume `pw-cli set-param` steps to 0.1.
 //                                      Prints "engine-duck-ms X" and "pw-cli-ms X" lines.
+//   engine-load soak STREAMS STEADY CHURN
+//                                      STREAMS streams and voice capture: prints "ready" once they play,
+//                                      plays STEADY seconds untouched, then CHURN seconds with a random
+//                                      duck, lease, volume, route or quantum change every 100 ms, then
+//                                      undoes them all and prints a "soak-summary" line: changes made,
+//                                      stream faults and connection losses seen, the main level before
+//                                      and after.
 //   engine-load faults STREAMS ROUNDS  kills and restarts the private daemon ROUNDS times under
 //                                      playback with a duck held; prints one "fault-round" line per
 //                                      round and a "fault-summary" line.
@@ -386,6 +393,107 @@ case "duck":
         monitor.stop()
         report("pw-cli-ms", peerMs)
         say("duck-trials engine \(engineMs.count)/\(trials) pw-cli \(peerMs.count)/\(trials)")
+    } catch {
+        fail("\(error)")
+    }
+
+case "soak":
+    let count = number(1, "STREAMS")
+    let steady = number(2, "STEADY")
+    let churn = number(3, "CHURN")
+    do {
+        let monitor = try Monitor()
+        let scene = try Scene(streams: count)
+        let voice = try scene.session.acquire(.voice, owner: "bench voice")
+        guard scene.waitUntilPlaying() else { fail("the streams never started") }
+        let faults = Mutex<(streams: Int, connections: Int, reasons: [String])>((0, 0, []))
+        let events = scene.session.events
+        let listener = Task {
+            for await event in events {
+                switch event.kind {
+                case .streamFault(let id, let reason):
+                    faults.withLock {
+                        $0.streams += 1
+                        $0.reasons.append("\(id): \(reason)")
+                    }
+                case .connectionLost: faults.withLock { $0.connections += 1 }
+                default: break
+                }
+            }
+        }
+        monitor.record(1)
+        let before = monitor.level(mainTone, from: monitor.samples.count / 2 - 4800, frames: 4800)
+        // The voice capture's frames, read every 100 ms as a voice chat would.
+        var captured = scene.session.voiceInput.readAll().count / 2
+        say("ready")
+        let steadyEnd = ContinuousClock.now + .seconds(steady)
+        while ContinuousClock.now < steadyEnd {
+            Thread.sleep(forTimeInterval: 0.1)
+            captured += scene.session.voiceInput.readAll().count / 2
+            monitor.reset()
+        }
+        var generator = SystemRandomNumberGenerator()
+        var ducks: [DuckLease] = []
+        var leases: [SessionLease] = []
+        var counts = [String: Int]()
+        let end = ContinuousClock.now + .seconds(churn)
+        var next = ContinuousClock.now
+        while ContinuousClock.now < end {
+            next += .milliseconds(100)
+            let action: String
+            switch Int.random(in: 0..<5, using: &generator) {
+            case 0:
+                action = "duck"
+                if ducks.count < 3, Bool.random(using: &generator) {
+                    ducks.append(scene.session.duck(owner: "bench duck \(ducks.count)"))
+                } else if !ducks.isEmpty {
+                    ducks.removeFirst().release()
+                }
+            case 1:
+                action = "lease"
+                if leases.count < 5, Bool.random(using: &generator) {
+                    leases.append(try scene.session.acquire(.generic, owner: "bench unit \(leases.count)"))
+                } else if !leases.isEmpty {
+                    leases.removeFirst().release()
+                }
+            case 2:
+                action = "volume"
+                try scene.session.setMainVolume(Float.random(in: 0.3...1, using: &generator))
+            case 3:
+                action = "route"
+                scene.session.handle(.routeChanged(RouteChange(reason: .routeConfigurationChange)))
+            default:
+                action = "quantum"
+                let frames = [256, 512, 1024].randomElement(using: &generator)!
+                _ = run("/usr/bin/pw-metadata", ["-n", "settings", "0", "clock.force-quantum", "\(frames)"])
+            }
+            counts[action, default: 0] += 1
+            // Keep the recording's ring from filling; the level is read after the churn.
+            monitor.reset()
+            captured += scene.session.voiceInput.readAll().count / 2
+            let wait = next - ContinuousClock.now
+            if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.attoseconds) / 1e18) }
+        }
+        // Undo everything: the main must come back to exactly where it was.
+        for duck in ducks { duck.release() }
+        for lease in leases { lease.release() }
+        try scene.session.setMainVolume(1)
+        _ = run("/usr/bin/pw-metadata", ["-n", "settings", "0", "clock.force-quantum", "256"])
+        Thread.sleep(forTimeInterval: 1)
+        monitor.reset()
+        monitor.record(1)
+        let after = monitor.level(mainTone, from: monitor.samples.count / 2 - 4800, frames: 4800)
+        captured += scene.session.voiceInput.readAll().count / 2
+        listener.cancel()
+        let seen = faults.withLock { $0 }
+        let changes = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: " ")
+        say(
+            "soak-summary steady-s \(steady) churn-s \(churn) \(changes) stream-faults \(seen.streams) connection-lost \(seen.connections) level-before-db \(String(format: "%.3f", before)) level-after-db \(String(format: "%.3f", after)) voice-frames \(captured) voice-seconds-expected \(steady + churn + 2)"
+        )
+        for reason in seen.reasons.prefix(20) { say("soak-fault \(reason)") }
+        voice.release()
+        scene.close()
+        monitor.stop()
     } catch {
         fail("\(error)")
     }

@@ -300,16 +300,19 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         } else {
             wanted = min(frames, Int((runGain / runStep).rounded(.up)))
         }
+        // Overwriting: the source renders straight into the output and the gain is applied in place;
+        // adding: it renders into the scratch buffer, which is then added.
+        let input = accumulate ? scratch : output
         var pulled = 0
         if wanted > 0 {
-            pulled = max(0, min(wanted, source.render(into: scratch, frames: wanted)))
+            pulled = max(0, min(wanted, source.render(into: input, frames: wanted)))
             pulledFrames.add(pulled, ordering: .relaxed)
             if pulled < wanted, playing {
                 silentFrames.add(wanted &- pulled, ordering: .relaxed)
             }
         }
         if pulled < frames {
-            (scratch + pulled &* channels).update(repeating: 0, count: (frames &- pulled) &* channels)
+            (input + pulled &* channels).update(repeating: 0, count: (frames &- pulled) &* channels)
         }
 
         // Steady playback (no ramp, no fade, nothing followed: almost every cycle): one constant
@@ -319,8 +322,8 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             let count = frames &* channels
             if accumulate {
                 for index in 0..<count { output[index] += scratch[index] * factor }
-            } else {
-                for index in 0..<count { output[index] = scratch[index] * factor }
+            } else if factor != 1 {
+                for index in 0..<count { output[index] *= factor }
             }
             return
         }
@@ -368,7 +371,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             let heard = activityMix > 0 ? gain + activityMix * (min(gain, ducked) - gain) : gain
             let factor = heard * runGain
             for _ in 0..<channels {
-                let value = scratch[index] * factor
+                let value = input[index] * factor
                 output[index] = accumulate ? output[index] + value : value
                 index &+= 1
             }
