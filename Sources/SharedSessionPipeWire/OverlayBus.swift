@@ -21,9 +21,15 @@ final class OverlayBus {
     /// An immutable set of renderers for one or more cycles: those that follow other streams'
     /// activity last, so they hear this cycle's activity of the overlays they follow.
     final class Table {
+        /// Keeps the renderers alive for as long as the table is.
         let renderers: [StreamRenderer]
+        /// The same renderers, for the data thread to use without retaining and releasing each one.
+        let unretained: [Unmanaged<StreamRenderer>]
 
-        init(renderers: [StreamRenderer]) { self.renderers = renderers }
+        init(renderers: [StreamRenderer]) {
+            self.renderers = renderers
+            unretained = renderers.map { Unmanaged.passUnretained($0) }
+        }
     }
 
     /// The table the data thread renders: the bits of an `Unmanaged<Table>` retained once, 0 for none.
@@ -147,12 +153,14 @@ final class OverlayBus {
         output.update(repeating: 0, count: frames &* channels)
         if let pointer = UnsafeRawPointer(bitPattern: bits) {
             Unmanaged<Table>.fromOpaque(pointer)._withUnsafeGuaranteedRef { table in
-                table.renderers.withUnsafeBufferPointer { renderers in
-                    for renderer in renderers {
-                        if renderer.measuresActivity {
-                            renderAlone(renderer, into: output, frames: frames, suspended: suspended)
-                        } else {
-                            renderer.render(into: output, frames: frames, accumulate: true, suspended: suspended)
+                table.unretained.withUnsafeBufferPointer { renderers in
+                    for index in renderers.indices {
+                        renderers[index]._withUnsafeGuaranteedRef { renderer in
+                            if renderer.measuresActivity {
+                                renderAlone(renderer, into: output, frames: frames, suspended: suspended)
+                            } else {
+                                renderer.render(into: output, frames: frames, accumulate: true, suspended: suspended)
+                            }
                         }
                     }
                 }
