@@ -38,8 +38,9 @@ def cpu_table(out):
     lines = [
         "| quantum | streams | SharedSession (% core) | per stream | daemon + WP share | N × pw-play | per stream "
         "| C floor | per stream | vs pw-play (goal ≤ 0.5) | vs C floor (goal ≤ 1.2) | C floor, overlays mixed "
-        "| its ratio to pw-play | client processes alone: ours / floor's |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| its ratio to pw-play | SharedSession, overlays mixed | its ratio to pw-play (goal ≤ 0.5) "
+        "| to the C floor's --mixed (goal ≤ 1.2) | client processes alone: ours / floor's |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     misses = []
     for q in (256, 1024):
@@ -51,6 +52,11 @@ def cpu_table(out):
             ours_client = median([t - d for t, d in rows.get(("engine", n, q), [])])
             floor_client = median([t - d for t, d in rows.get(("floor", n, q), [])])
             mixed = median([t for t, _ in rows.get(("floor-mixed", n, q), [])])
+            ours_mixed = median([t for t, _ in rows.get(("engine-mixed", n, q), [])])
+            mixed_vs_play = ours_mixed / med["pw-play"] if med["pw-play"] else float("nan")
+            mixed_vs_floor = ours_mixed / mixed if mixed else float("nan")
+            mark_mixed_play = "" if mixed_vs_play <= 0.5 or mixed_vs_play != mixed_vs_play else " ✗"
+            mark_mixed_floor = "" if mixed_vs_floor <= 1.2 or mixed_vs_floor != mixed_vs_floor else " ✗"
             vs_play = med["engine"] / med["pw-play"] if med["pw-play"] else float("nan")
             vs_floor = med["engine"] / med["floor"] if med["floor"] else float("nan")
             mark_play = "" if vs_play <= 0.5 else " ✗"
@@ -61,6 +67,7 @@ def cpu_table(out):
                 f"| {q} | {n} | {med['engine']:.2f} | {med['engine'] / n:.3f} | {daemon:.2f} | {med['pw-play']:.2f} | "
                 f"{med['pw-play'] / n:.3f} | {med['floor']:.2f} | {med['floor'] / n:.3f} | "
                 f"{vs_play:.2f}{mark_play} | {vs_floor:.2f}{mark_floor} | {mixed:.2f} | {mixed / med['pw-play']:.2f} | "
+                f"{ours_mixed:.2f} | {mixed_vs_play:.2f}{mark_mixed_play} | {mixed_vs_floor:.2f}{mark_mixed_floor} | "
                 f"{ours_client:.2f} / {floor_client:.2f} |"
             )
     repeats = max((len(v) for v in rows.values()), default=0)
@@ -171,12 +178,14 @@ def write(out, target):
     md.append("## 1. CPU per stream against N pw-play processes and a C floor\n")
     md.append(
         f"CPU time (not wall time) of the daemon + WirePlumber + the clients, from `/proc/*/task/*/schedstat`, over "
-        f"a steady window, as % of one core; median of {repeats} repeats with the three implementations "
+        f"a steady window, as % of one core; median of {repeats} repeats with the implementations "
         "interleaved. SharedSession: one `SharedSession` on `PipeWireEngine` playing one main + N−1 overlay sines "
         "(each a `pw_stream`). pw-play: N processes playing a WAV. C floor: `Benchmarks/Floor/pw-floor.c`, one "
         "process with N streams rendering a sine with a per-sample gain on the real-time data thread. "
         "C floor, overlays mixed: the same client with the N−1 overlays mixed in the process into one second "
-        "stream (`pw-floor --mixed`): what a mixed stream layout could reach (SharedSession has none yet). "
+        "stream (`pw-floor --mixed`). SharedSession, overlays mixed: the same scene on `PipeWireEngine(layout: "
+        ".mixedOverlays)` (`engine-load play --mixed`): the main stream a node of its own, the N−1 overlays "
+        "rendered in the process into one overlay-bus node; its peer is the C floor's --mixed. "
         "Daemon + WP share: the part of SharedSession's figure spent in the daemon and WirePlumber.\n"
     )
     md.append(cpu + "\n")

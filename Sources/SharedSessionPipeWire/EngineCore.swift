@@ -23,11 +23,15 @@ final class EngineCore {
     let format: AudioFormat
     /// Prefix of every node name of this engine, so its own streams are never "other audio".
     let nodePrefix: String
-    private let applicationName: String
+    let applicationName: String
+    /// Which streams get a node of their own and which play through ``bus``.
+    let layout: StreamLayout
+    /// The overlay bus of the mixed layout (unused, without a node, in the per-stream layout).
+    let bus: OverlayBus
     /// The daemon's socket name (`remote.name`); nil: PipeWire's default (PIPEWIRE_REMOTE or pipewire-0).
     private let remoteName: String?
 
-    private var core: OpaquePointer?
+    private(set) var core: OpaquePointer?
     private let coreHook: UnsafeMutablePointer<spa_hook>
     private let coreEvents: UnsafeMutablePointer<pw_core_events>
     private var watcher: RegistryWatcher?
@@ -62,8 +66,11 @@ final class EngineCore {
 
     init(
         loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, applicationName: String, remoteName: String?,
-        nodePrefix: String, format: AudioFormat, shared: RealtimeShared, delivery: EventDelivery, logger: Logger
+        nodePrefix: String, layout: StreamLayout = .perStream, format: AudioFormat, shared: RealtimeShared,
+        delivery: EventDelivery, logger: Logger
     ) {
+        self.layout = layout
+        self.bus = OverlayBus(format: format)
         self.loop = loop
         self.context = context
         self.applicationName = applicationName
@@ -123,7 +130,7 @@ final class EngineCore {
     }
 
     /// Keeps the tick fast for ``busyWindow`` from now.
-    private func stayBusy() {
+    func stayBusy() {
         busyUntil = .now + Self.busyWindow
         setTick(fast: true)
     }
@@ -145,6 +152,7 @@ final class EngineCore {
         }
         disconnect()
         streams.removeAll()
+        for id in bus.memberIDs { bus.remove(id) }
         capture = nil
         monitor = nil
     }
@@ -191,6 +199,7 @@ final class EngineCore {
         capture?.node = nil
         monitor?.node?.destroy()
         monitor?.node = nil
+        destroyBusNode()
         watcher?.close()
         watcher = nil
         if let core {
@@ -248,6 +257,7 @@ final class EngineCore {
             if let fault = node.health.check(at: now) { delivery.emit(.streamFault(stream: id, reason: fault)) }
             if node.health.shouldRelink(at: now) { relink(id, after: node, at: now) }
         }
+        busHousekeeping(at: now)
         if let node = capture?.node, node.health.shouldRelink(at: now), let ring = capture?.ring {
             node.destroy()
             capture?.node = try? makeCaptureNode(ring: ring, monitorOf: nil)
@@ -289,6 +299,7 @@ final class EngineCore {
             try openNode(for: id)
         } catch {
             streams[id] = nil
+            closeOnBus(id)
             throw error
         }
     }
@@ -296,10 +307,12 @@ final class EngineCore {
     func closeStream(_ id: StreamID) {
         streams[id]?.node?.destroy()
         streams[id] = nil
+        closeOnBus(id)
     }
 
     private func openNode(for id: StreamID) throws(SessionError) {
         guard let core, let open = streams[id] else { return }
+        if layout.mixesOnBus(open.descriptor) { return try openOnBus(id, renderer: open.renderer) }
         var properties: [(String, String)] = [
             (PW_KEY_MEDIA_TYPE, "Audio"),
             (PW_KEY_MEDIA_CATEGORY, "Playback"),
@@ -415,13 +428,15 @@ extension EngineCore: StreamObserver {
         // seems to start is made again.
         let (from, to) = (Self.health(old), Self.health(new))
         let fault = node.health.changed(from: from, to: to, error: error, connectionBroken: brokenReason != nil)
-        guard let id = node.id else { return }
+        let ids = streamIDs(of: node)
+        guard !ids.isEmpty else { return }
         if StreamHealth.isNodeCreated(from: from, to: to) { _ = node.setChannelVolume(1) }
-        if let fault { delivery.emit(.streamFault(stream: id, reason: fault)) }
+        if let fault { for id in ids { delivery.emit(.streamFault(stream: id, reason: fault)) } }
     }
 
     func stream(_ node: PipeWireStream, volumesChanged volumes: [Float]) {
-        guard let id = node.id else { return }
+        let ids = streamIDs(of: node)
+        guard !ids.isEmpty else { return }
         switch node.health.volumeReport(volumes, own: node.ownVolume, at: .now) {
         case .own:
             return
@@ -429,7 +444,7 @@ extension EngineCore: StreamObserver {
             logger.info("\(node.name): a volume restored by the session manager; setting 1")
         case .external(let volume):
             logger.debug("\(node.name): volume \(volume) set from outside")
-            delivery.emit(.externalVolumeChange(stream: id, volume: volume))
+            for id in ids { delivery.emit(.externalVolumeChange(stream: id, volume: volume)) }
         }
         // The change was reported (or was a restore): undo it, so PipeWire never steps our level.
         _ = node.setChannelVolume(1)

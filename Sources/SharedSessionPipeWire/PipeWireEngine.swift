@@ -8,7 +8,9 @@ import Synchronization
 /// Each stream the session opens is a `pw_stream` (F32 stereo 48 kHz, `media.role` from its
 /// `StreamDescriptor`) whose real-time process callback renders it with a `StreamRenderer`: gains
 /// and pauses ramp per sample there, never through PipeWire's stepped stream volume, which the
-/// engine holds at 1. Voice capture is a capture stream of the default source.
+/// engine holds at 1. With ``StreamLayout/mixedOverlays`` (see ``layout``) the overlays are instead
+/// rendered, each by its own `StreamRenderer`, into one overlay-bus `pw_stream` beside the main one.
+/// Voice capture is a capture stream of the default source.
 ///
 /// The engine watches the graph and reports, through the handler given to
 /// ``setEventHandler(_:)``: another client's playback starting and stopping, the default sink
@@ -29,17 +31,25 @@ public final class PipeWireEngine: AudioEngine {
     private let logger: Logger
     private let isShutDown = Atomic<Bool>(false)
 
+    /// How the engine lays its streams out as PipeWire nodes: each its own (``StreamLayout/perStream``,
+    /// the default), or the overlays mixed into one node (``StreamLayout/mixedOverlays``).
+    public let layout: StreamLayout
+
     /// Connects to the PipeWire daemon.
     ///
     /// - Parameters:
     ///   - applicationName: The `application.name` the daemon shows for the streams.
     ///   - remoteName: The daemon's socket in `XDG_RUNTIME_DIR` (`remote.name`); nil for PipeWire's
     ///     default (`PIPEWIRE_REMOTE`, else `pipewire-0`).
+    ///   - layout: Which streams get a PipeWire node of their own: ``StreamLayout/perStream`` (every
+    ///     stream, each visible and adjustable in the desktop's mixer) or ``StreamLayout/mixedOverlays``
+    ///     (the main stream its own node, the other streams mixed in this process into one overlay
+    ///     node, which costs the daemon much less with many overlays).
     ///   - logger: Where the engine logs; never used on the real-time thread.
     /// - Throws: `SessionError` with code `engineUnavailable` if no daemon can be reached; the
     ///   message says how to start one.
     public init(
-        applicationName: String = "SharedSession", remoteName: String? = nil,
+        applicationName: String = "SharedSession", remoteName: String? = nil, layout: StreamLayout = .perStream,
         logger: Logger = Logger(label: "SharedSession.PipeWire")
     ) throws(SessionError) {
         let shared = RealtimeShared()
@@ -47,12 +57,13 @@ public final class PipeWireEngine: AudioEngine {
         let prefix = "sharedsession.\(getpid()).\(Self.engineCounter.add(1, ordering: .relaxed).newValue)"
         Self.warmUp()
         self.shared = shared
+        self.layout = layout
         self.delivery = delivery
         self.logger = logger
         loop = try ThreadLoop(name: "sharedsession-pw") { loop, context in
             EngineCore(
                 loop: loop, context: context, applicationName: applicationName, remoteName: remoteName,
-                nodePrefix: prefix,
+                nodePrefix: prefix, layout: layout,
                 format: .standard, shared: shared, delivery: delivery, logger: logger)
         }
         do throws(SessionError) {

@@ -19,6 +19,8 @@ final class PipeWireStream {
     enum Kind {
         case playback(StreamRenderer)
         case capture(AudioRingBuffer)
+        /// The overlay bus of the mixed layout: every overlay's renderer into one buffer.
+        case bus(OverlayBus)
     }
 
     let id: StreamID?
@@ -77,7 +79,7 @@ final class PipeWireStream {
         }
         var params: [UnsafePointer<spa_pod>?] = [pod]
         let direction: spa_direction
-        if case .playback = kind { direction = SPA_DIRECTION_OUTPUT } else { direction = SPA_DIRECTION_INPUT }
+        if case .capture = kind { direction = SPA_DIRECTION_INPUT } else { direction = SPA_DIRECTION_OUTPUT }
         let flags = pw_stream_flags(
             PW_STREAM_FLAG_AUTOCONNECT.rawValue | PW_STREAM_FLAG_MAP_BUFFERS.rawValue
                 | PW_STREAM_FLAG_RT_PROCESS.rawValue)
@@ -138,9 +140,9 @@ final class PipeWireStream {
         observer?.stream(self, volumesChanged: volumes)
     }
 
-    /// Real-time: renders one quantum with the stream's renderer.
+    /// Real-time: renders one quantum with the stream's renderer, or with `bus` every overlay's.
     @inline(__always)
-    fileprivate func processPlayback(_ renderer: StreamRenderer) {
+    fileprivate func processPlayback(_ renderer: StreamRenderer?, bus: OverlayBus? = nil) {
         guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
         let data = buffer.pointee.buffer.pointee.datas!
         if let base = data.pointee.data {
@@ -148,9 +150,13 @@ final class PipeWireStream {
             let capacity = Int(data.pointee.maxsize) / stride
             var frames = Int(truncatingIfNeeded: buffer.pointee.requested)
             if frames == 0 || frames > capacity { frames = capacity }
-            renderer.render(
-                into: base.assumingMemoryBound(to: Float.self), frames: frames, accumulate: false,
-                suspended: shared.suspended.load(ordering: .relaxed))
+            let output = base.assumingMemoryBound(to: Float.self)
+            let suspended = shared.suspended.load(ordering: .relaxed)
+            if let renderer {
+                renderer.render(into: output, frames: frames, accumulate: false, suspended: suspended)
+            } else if let bus {
+                bus.render(into: output, frames: frames, suspended: suspended)
+            }
             let chunk = data.pointee.chunk!
             chunk.pointee.offset = 0
             chunk.pointee.stride = Int32(stride)
@@ -200,6 +206,12 @@ final class PipeWireStream {
                 guard let data else { return }
                 let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
                 if case .playback(let renderer) = stream.kind { stream.processPlayback(renderer) }
+            }
+        case .bus:
+            events.pointee.process = { data in
+                guard let data else { return }
+                let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
+                if case .bus(let bus) = stream.kind { stream.processPlayback(nil, bus: bus) }
             }
         case .capture:
             events.pointee.process = { data in

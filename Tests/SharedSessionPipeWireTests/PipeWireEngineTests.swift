@@ -35,9 +35,9 @@ final class EngineRig {
     private(set) var main: (any StreamControl)?
     private(set) var overlay: (any StreamControl)?
 
-    init() throws {
+    init(layout: StreamLayout = .perStream) throws {
         try Daemon.ensureRunning()
-        engine = try PipeWireEngine(applicationName: "SharedSession tests")
+        engine = try PipeWireEngine(applicationName: "SharedSession tests", layout: layout)
         engine.setEventHandler { [events] in events.append($0) }
         recorder = try SinkRecorder()
     }
@@ -401,9 +401,10 @@ extension DaemonTests {
         }
 
         @Test(
-            "daemon: the process callbacks neither allocate nor lock nor make a system call, in steady playback and while a stream joins, and render audio meanwhile"
+            "daemon: the process callbacks neither allocate nor lock nor make a system call, in steady playback and while a stream joins, and render audio meanwhile",
+            arguments: [StreamLayout.perStream, .mixedOverlays]
         )
-        func realtimeCallbackIsClean() async throws {
+        func realtimeCallbackIsClean(layout: StreamLayout) async throws {
             LockedProbe.setHook(CRealtimeProbe_noteLock)
             // Positive control on the watched counters (not CRealtimeProbe_isInterposing, which counts in
             // the armed counters that the core's tests may be using at the same time).
@@ -413,7 +414,7 @@ extension DaemonTests {
             let control = CRealtimeProbe_readWatched()
             CRealtimeProbe_unwatch()
             try #require(control.allocations >= 1, "the probe's malloc is not the one the process calls")
-            let rig = try EngineRig()
+            let rig = try EngineRig(layout: layout)
             defer { rig.stop() }
             try rig.openMain()
             try rig.openOverlay()
@@ -432,6 +433,18 @@ extension DaemonTests {
             for step in 0..<10 {  // gain ramps and pauses while counting, as a session would send them
                 rig.main?.setGain(step.isMultiple(of: 2) ? 0.1 : 1, ramp: .milliseconds(50))
                 rig.overlay?.setPaused(step == 5)
+                if layout.mixesOverlays, step == 3 || step == 7 {
+                    // The bus's table swapped under the data thread: an overlay closed (it fades out, then
+                    // leaves the table) and opened again; old tables are freed on this thread only.
+                    let clip = StreamID(rawValue: 3)
+                    if step == 3 {
+                        rig.engine.closeStream(clip)
+                    } else {
+                        _ = try rig.engine.openStream(
+                            clip, descriptor: StreamDescriptor(name: "clip", role: .notification), source: pcm,
+                            gain: 0.5, paused: false)
+                    }
+                }
                 try await rig.recorder.record(for: .milliseconds(100))
                 _ = ring.readAll()
             }
@@ -448,7 +461,7 @@ extension DaemonTests {
                 frames: (countedFrom + 2 * rig.engine.quantum)..<countedTo)
             let quietest = heard.map(\.level).min() ?? LevelMeter.silence
             print(
-                "[measure] data thread over \(counted) process callbacks (\(inCallbacks.callbacks) buffers): "
+                "[measure] \(layout): data thread over \(counted) process callbacks (\(inCallbacks.callbacks) buffers): "
                     + "\(counts.allocations) allocations, \(counts.frees) frees, \(counts.locks) locks; inside the "
                     + "callbacks \(inCallbacks.allocations) allocations, \(inCallbacks.frees) frees, "
                     + "\(inCallbacks.locks) locks, \(inCallbacks.syscalls) system calls; PipeWire's own loop around "

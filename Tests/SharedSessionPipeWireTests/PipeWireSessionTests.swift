@@ -21,9 +21,9 @@ final class SessionRig {
     let recorder: SinkRecorder
     let log: EventLog<SessionEvent>
 
-    init(policy: SessionPolicy = .default) throws {
+    init(policy: SessionPolicy = .default, layout: StreamLayout = .perStream) throws {
         try Daemon.ensureRunning()
-        engine = try PipeWireEngine(applicationName: "SharedSession session tests")
+        engine = try PipeWireEngine(applicationName: "SharedSession session tests", layout: layout)
         session = SharedSession(engine: engine, policy: policy)
         recorder = try SinkRecorder()
         log = EventLog(session: session)

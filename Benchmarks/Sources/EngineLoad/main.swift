@@ -2,6 +2,9 @@
 //
 //   engine-load play STREAMS SECONDS   one main + STREAMS-1 overlay sines through a SharedSession;
 //                                      prints "ready" once they play, then plays for SECONDS
+//
+// With --mixed anywhere among the arguments, the engine uses StreamLayout.mixedOverlays (the main stream
+// a node of its own, the overlays mixed into one overlay-bus node) instead of one node per stream.
 //   engine-load duck STREAMS TRIALS    duck latency: the duck call to the main stream at -19 dB in the
 //                                      sink's monitor recording, TRIALS times; then the same for a
 //                                      pw-play stream whose volume `pw-cli set-param` steps to 0.1.
@@ -34,7 +37,8 @@ func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-let arguments = Array(CommandLine.arguments.dropFirst())
+let layout: StreamLayout = CommandLine.arguments.contains("--mixed") ? .mixedOverlays : .perStream
+let arguments = Array(CommandLine.arguments.dropFirst().filter { $0 != "--mixed" })
 guard let mode = arguments.first else { fail("usage: engine-load play|duck|faults STREAMS N") }
 
 func number(_ index: Int, _ name: String) -> Int {
@@ -75,7 +79,7 @@ final class Scene {
     var sources: [CountedSine] = []
 
     init(streams count: Int, name: String = "engine-load") throws {
-        engine = try PipeWireEngine(applicationName: name)
+        engine = try PipeWireEngine(applicationName: name, layout: layout)
         session = SharedSession(engine: engine)
         lease = try session.acquire(.generic, owner: "bench")
         let main = try CountedSine(frequency: mainTone, amplitude: mainAmplitude)

@@ -174,6 +174,11 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         followGeneration.add(1, ordering: .releasing)
     }
 
+    /// Whether the stream measures what it plays for another stream's voice-activity duck (since an
+    /// ``activityMeter()`` call): an engine that mixes several streams into one buffer renders such a
+    /// stream without `accumulate`, since the meter measures what the call wrote.
+    public var measuresActivity: Bool { metersActivity.load(ordering: .relaxed) }
+
     /// Whether the stream follows other streams' activity: an engine that renders several streams in
     /// turn renders these last, so they hear the others' activity in the same quantum.
     public var followsActivity: Bool { followed0.load(ordering: .relaxed) != 0 }
