@@ -79,8 +79,12 @@ def xrun_result(path):
         return None
     text = path.read_text()
     cycles = re.search(r"cycles=(\d+) late_driver_cycles=(\d+) cycles_with_err: first=(\d+) second=(\d+) both=(\d+)", text)
-    ours_err = sum(int(m.group(1)) for m in re.finditer(r"^node \d+ sharedsession\.\S* cycles=\d+ err=(\d+)", text, re.M))
-    peer_err = sum(int(m.group(1)) for m in re.finditer(r"^node \d+ (?!sharedsession\.)\S* cycles=\d+ err=(\d+)", text, re.M))
+    node_err = re.findall(r"^node \d+ (\S+) cycles=\d+ err=(\d+)", text, re.M)
+    capture = lambda name: name.endswith(".voice") or name.endswith(".monitor")
+    ours_err = sum(int(e) for n, e in node_err if n.startswith("sharedsession.") and not capture(n))
+    capture_err = sum(int(e) for n, e in node_err if n.startswith("sharedsession.") and capture(n))
+    peer_err = sum(int(e) for n, e in node_err if not n.startswith("sharedsession."))
+    captured = re.search(r"capture=(\d+) capture_only=(\d+)", text)
     nodes = len(re.findall(r"^node ", text, re.M))
     if not cycles:
         return None
@@ -88,7 +92,9 @@ def xrun_result(path):
     return {
         "cycles": total, "late": late, "ours_cycles": first, "peer_cycles": second, "both": both,
         "own_only": first - both, "peer_only": second - both, "ours_err": ours_err, "peer_err": peer_err,
-        "nodes": nodes,
+        "nodes": nodes, "capture_err": capture_err,
+        "capture_cycles": int(captured.group(1)) if captured else None,
+        "capture_only": int(captured.group(2)) if captured else None,
     }
 
 
@@ -200,14 +206,19 @@ def write(out, target):
         "`Benchmarks/Floor/pw-xruns.c` reads the daemon's profiler, as pw-top does: a node's error is a graph cycle "
         "in which it had not finished when the driver started the next one (pw-top's ERR). Our 32 streams ran "
         "beside 32 streams of a peer on the same graph at quantum 256, after 6 s of start-up, and the cycles in "
-        "which our nodes glitched are set against those in which the peer's did. Beside the C floor: steady "
+        "which our playback nodes glitched are set against those in which the peer's did (our capture nodes, "
+        "the voice capture and the harness's monitor recording, wait for a source upstream and a playback peer has "
+        "none: they are counted apart, with the cycles in which they alone erred). Beside the C floor: steady "
         f"playback. Beside 32 `pw-play` processes: our 32 streams plus voice capture, {soak.get('steady-s', '?')} s "
         f"steady, then {soak.get('churn-s', '?')} s with a random change every 100 ms (a duck taken or released, a "
         "lease taken or released, the main volume, a route-change event handed to the session, or the graph's "
         "quantum forced to 256, 512 or 1024 with `pw-metadata`: a change every node of every client goes through).\n"
     )
-    md.append("| peer | phase | cycles | our node errors | peer node errors | cycles: ours erred | peer erred | both | only ours | only peer | driver late (> 1.5 periods) |")
-    md.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    md.append(
+        "| peer | phase | cycles | our playback node errors | peer node errors | cycles: ours erred | peer erred | both "
+        "| only ours | only peer | driver late (> 1.5 periods) | our capture nodes: errors, cycles, cycles alone |"
+    )
+    md.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for label, phase, x in (
         ("32-stream C floor", "steady", floor_x), ("32 × pw-play", "steady, voice capture", play_x),
         ("32 × pw-play", "change every 100 ms", churn_x),
@@ -215,7 +226,8 @@ def write(out, target):
         if x:
             md.append(
                 f"| {label} | {phase} | {x['cycles']} | {x['ours_err']} | {x['peer_err']} | {x['ours_cycles']} | "
-                f"{x['peer_cycles']} | {x['both']} | {x['own_only']} | {x['peer_only']} | {x['late']} |"
+                f"{x['peer_cycles']} | {x['both']} | {x['own_only']} | {x['peer_only']} | {x['late']} | "
+                f"{x['capture_err']}, {x['capture_cycles']}, {x['capture_only']} |"
             )
     if soak:
         changes = ", ".join(f"{soak[k]} {k}" for k in ("duck", "lease", "volume", "route", "quantum") if k in soak)

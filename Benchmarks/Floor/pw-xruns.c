@@ -6,6 +6,9 @@
 // prints one line per node seen: "node ID NAME cycles=N err=N triggered=N awake=N nottriggered=N
 // busy_us_max=X", then "total err=N nodes=N driver_xruns=N". Only nodes whose name starts with one
 // of the prefixes are listed (all when none is given).
+// Per graph cycle it notes whether a node of the first prefix and one of the second erred. Capture
+// nodes of the first prefix (names ending ".voice" or ".monitor": they wait for a source upstream,
+// and a playback peer has none) are counted apart, in "capture=N capture_only=N".
 #include <pipewire/impl.h>
 #include <pipewire/extensions/profiler.h>
 #include <spa/param/profiler.h>
@@ -33,7 +36,7 @@ static uint32_t driver_xruns_first, driver_xruns_last;
 // Per graph cycle: which of the first two prefixes had a node that erred, and late driver cycles.
 static char **prefixes;
 static int prefix_count;
-static uint64_t graph_cycles, cycles_err[2], cycles_err_both, late_cycles;
+static uint64_t graph_cycles, cycles_err[2], cycles_err_both, late_cycles, cycles_capture, cycles_capture_only;
 static int cycle_flags;
 static int64_t nominal_period;
 static int have_driver_xruns;
@@ -43,6 +46,13 @@ static struct counted *lookup(uint32_t id) {
         if (nodes[i].id == id) return &nodes[i];
     return NULL;
 }
+
+static int ends_with(const char *name, const char *suffix) {
+    size_t length = strlen(name), tail = strlen(suffix);
+    return length >= tail && strcmp(name + length - tail, suffix) == 0;
+}
+
+static int is_capture(const char *name) { return ends_with(name, ".voice") || ends_with(name, ".monitor"); }
 
 static void count_block(const struct spa_pod *pod) {
     int32_t id = 0, status = 0;
@@ -57,7 +67,8 @@ static void count_block(const struct spa_pod *pod) {
     if (n == NULL) return;
     if (status != 3)
         for (int i = 0; i < prefix_count && i < 2; i++)
-            if (strncmp(n->name, prefixes[i], strlen(prefixes[i])) == 0) cycle_flags |= 1 << i;
+            if (strncmp(n->name, prefixes[i], strlen(prefixes[i])) == 0)
+                cycle_flags |= (i == 0 && is_capture(n->name)) ? 4 : 1 << i;
     n->cycles++;
     if (status != 3) n->errors++;
     if (status >= 0 && status < 4) n->by_status[status]++;
@@ -111,6 +122,8 @@ static void on_profile(void *data, const struct spa_pod *pod) {
         if (cycle_flags & 1) cycles_err[0]++;
         if (cycle_flags & 2) cycles_err[1]++;
         if ((cycle_flags & 3) == 3) cycles_err_both++;
+        if (cycle_flags & 4) cycles_capture++;
+        if (cycle_flags == 4) cycles_capture_only++;
     }
 }
 
@@ -186,8 +199,9 @@ int main(int argc, char **argv) {
     printf("cycles=%llu late_driver_cycles=%llu cycles_with_err: first=%llu second=%llu both=%llu\n",
         (unsigned long long)graph_cycles, (unsigned long long)late_cycles, (unsigned long long)cycles_err[0],
         (unsigned long long)cycles_err[1], (unsigned long long)cycles_err_both);
-    printf("total err=%llu nodes=%d driver_xruns=%u\n", (unsigned long long)total, listed,
-        have_driver_xruns ? driver_xruns_last - driver_xruns_first : 0);
+    printf("total err=%llu nodes=%d driver_xruns=%u capture=%llu capture_only=%llu\n", (unsigned long long)total,
+        listed, have_driver_xruns ? driver_xruns_last - driver_xruns_first : 0, (unsigned long long)cycles_capture,
+        (unsigned long long)cycles_capture_only);
     pw_proxy_destroy(profiler);
     pw_proxy_destroy((struct pw_proxy *)registry);
     pw_core_disconnect(core);
