@@ -240,11 +240,11 @@ def write(out, target):
             f"\nThe churn made {changes} changes. Stream faults reported by the engine over the whole soak: "
             f"{soak.get('stream-faults', '?')}; connections lost: {soak.get('connection-lost', '?')}. After the "
             f"churn, with every duck and lease released and the volume back at 1, the main tone was {restore_text}. "
-            f"Voice capture delivered {int(soak.get('voice-frames', 0)) / 48000:.1f} s of audio in "
-            f"{soak.get('voice-seconds-expected', '?')} s.\n"
+            f"Voice capture delivered {int(soak.get('voice-frames', 0)) / 48000:.1f} s of audio over the soak's "
+            f"{soak.get('voice-seconds-expected', '?')} s or so (it starts a little before the steady phase).\n"
         )
     md.append(
-        f"The soak fails the run if, against any peer or phase, the cycles in which only our nodes erred exceed those "
+        f"The soak fails the run if, against any peer or phase, the cycles in which only our playback nodes erred exceed those "
         f"in which only the peer's did by more than {OWN_XRUN_TOLERANCE}, or if a stream fault is reported, or the "
         "main does not come back to within 0.1 dB.\n"
     )
