@@ -38,6 +38,11 @@ final class EngineCore {
     private var tick: UnsafeMutablePointer<spa_source>?
 
     private(set) var streams: [StreamID: OpenStream] = [:]
+    /// Nodes of closed streams fading out over their renderer's de-click time: destroyed by the
+    /// housekeeping tick once the renderer is silent, or at the deadline whatever happens.
+    private var closing: [(node: PipeWireStream, renderer: StreamRenderer, deadline: ContinuousClock.Instant)] = []
+    /// The longest a closed stream's node is kept for its fade: a few quanta of the largest size.
+    static let closingLimit = Duration.milliseconds(300)
     private var capture: (ring: AudioRingBuffer, node: PipeWireStream?)?
     private var monitor: (ring: AudioRingBuffer, target: String?, node: PipeWireStream?)?
 
@@ -191,6 +196,7 @@ final class EngineCore {
 
     /// Destroys the streams' nodes (keeping their renderers), the watchers and the core.
     private func disconnect() {
+        collectClosing(at: .now, all: true)
         for id in streams.keys {
             streams[id]?.node?.destroy()
             streams[id]?.node = nil
@@ -258,6 +264,7 @@ final class EngineCore {
             if node.health.shouldRelink(at: now) { relink(id, after: node, at: now) }
         }
         busHousekeeping(at: now)
+        collectClosing(at: now)
         if let node = capture?.node, node.health.shouldRelink(at: now), let ring = capture?.ring {
             node.destroy()
             capture?.node = try? makeCaptureNode(ring: ring, monitorOf: nil)
@@ -304,10 +311,30 @@ final class EngineCore {
         }
     }
 
+    /// Closes a stream. One playing on a node of its own fades out over its de-click time first, as
+    /// one on the overlay bus does, so closing it mid-play does not click; its node goes on the next
+    /// ticks (within ``closingLimit``).
     func closeStream(_ id: StreamID) {
-        streams[id]?.node?.destroy()
+        if let open = streams[id], let node = open.node {
+            if core != nil, brokenReason == nil, open.renderer.isAudible {
+                open.renderer.setPaused(true)
+                closing.append((node, open.renderer, .now + Self.closingLimit))
+                stayBusy()
+            } else {
+                node.destroy()
+            }
+        }
         streams[id] = nil
         closeOnBus(id)
+    }
+
+    /// Destroys the nodes of closed streams that have faded out (all of them with `all`).
+    private func collectClosing(at now: ContinuousClock.Instant, all: Bool = false) {
+        closing.removeAll { entry in
+            guard all || !entry.renderer.isAudible || now >= entry.deadline else { return false }
+            entry.node.destroy()
+            return true
+        }
     }
 
     private func openNode(for id: StreamID) throws(SessionError) {

@@ -145,10 +145,11 @@ extension DaemonTests {
         }
 
         @Test(
-            "daemon, mixed layout: an overlay paused, then one closed, mid-play, go silent without a click while the other plays on"
+            "daemon, both layouts: an overlay paused, then one closed, mid-play, go silent without a click while the other plays on",
+            arguments: [StreamLayout.mixedOverlays, .perStream]
         )
-        func pauseAndCloseWithoutClick() async throws {
-            let rig = try EngineRig(layout: .mixedOverlays)
+        func pauseAndCloseWithoutClick(layout: StreamLayout) async throws {
+            let rig = try EngineRig(layout: layout)
             defer { rig.stop() }
             // Low tones: their own steps are small (2πfA/48000 ≤ 0.011), so a cut of a 0.4 tone stands out.
             let closed = StreamID(rawValue: 20)
@@ -177,7 +178,7 @@ extension DaemonTests {
             let silence = meter.rms(samples, frames: window(end - 9600, 9600))
             let nodes = Daemon.playbackNodes(ofApplication: "SharedSession tests")
             print(
-                "[measure] mixed layout close and pause: largest step \(step) (a cut of the 0.4 tone: up to 0.4), "
+                "[measure] \(layout) close and pause: largest step \(step) (a cut of the 0.4 tone: up to 0.4), "
                     + "closed tone after \(closedAfter) dBFS, other tone \(otherAfterClose) dBFS, after the pause "
                     + "\(silence) dBFS; nodes \(nodes); close at \(closeMark)"
             )
@@ -185,7 +186,7 @@ extension DaemonTests {
             #expect(closedAfter < -80)
             #expect(abs(otherAfterClose - LevelMeter.decibels(0.2)) <= 0.5)
             #expect(silence < -80)
-            #expect(nodes.count == 1, "the bus stays for the paused overlay")
+            #expect(nodes.count == 1, "the bus, or the paused overlay's own node, stays for the paused overlay")
         }
 
         @Test(
