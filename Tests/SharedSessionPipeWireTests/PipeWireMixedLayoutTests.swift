@@ -34,6 +34,17 @@ extension Daemon {
     }
 }
 
+extension SessionRig {
+    /// A second overlay on the bus beside the first: a 0.25 sine at ``secondOverlayTone`` at volume 0.5.
+    func openSecondOverlay() throws -> StreamHandle {
+        let second = try session.openStream(
+            StreamDescriptor(name: "second overlay", role: .game),
+            source: SineSource(frequency: secondOverlayTone, amplitude: 0.25))
+        try second.setVolume(0.5)
+        return second
+    }
+}
+
 /// Tones of the mixed-layout tests besides the main's and the first overlay's.
 let secondOverlayTone = 2000.0
 let lowTone = 200.0
@@ -99,10 +110,7 @@ extension DaemonTests {
             let lease = try rig.session.acquire(.generic, owner: "overlay unit")
             _ = try rig.openMain()
             _ = try rig.openOverlay()
-            let second = try rig.session.openStream(
-                StreamDescriptor(name: "second overlay", role: .game),
-                source: SineSource(frequency: secondOverlayTone, amplitude: 0.25))
-            try second.setVolume(0.5)
+            let second = try rig.openSecondOverlay()
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.waitForTone(overlayTone, atLeast: overlayLevel - 1)
             try await rig.recorder.record(for: .milliseconds(300))
@@ -235,10 +243,7 @@ extension DaemonTests {
             let lease = try rig.session.acquire(.generic, owner: "host")
             _ = try rig.openMain()
             _ = try rig.openOverlay()
-            let second = try rig.session.openStream(
-                StreamDescriptor(name: "second overlay", role: .game),
-                source: SineSource(frequency: secondOverlayTone, amplitude: 0.25))
-            try second.setVolume(0.5)
+            let second = try rig.openSecondOverlay()
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             let duck = rig.session.duck(owner: "feed")
             try await rig.recorder.record(for: .milliseconds(400))

@@ -178,18 +178,9 @@ let benchmarks: @Sendable () -> Void = {
                         source: try! SineSource(frequency: 200 + Double(index), amplitude: 0.1), gain: 1,
                         paused: false)
                 }
-                let output = UnsafeMutablePointer<Float>.allocate(capacity: quantum * 2)
-                defer { output.deallocate() }
-                for renderer in renderers {
-                    renderer.setGain(0.1, rampFrames: 48_000 * 10)  // ramps run for the whole measurement
-                    renderer.render(into: output, frames: quantum, accumulate: false, suspended: false)
-                }
-                benchmark.startMeasurement()
-                for renderer in renderers {
-                    renderer.render(into: output, frames: quantum, accumulate: false, suspended: false)
-                }
-                benchmark.stopMeasurement()
-                blackHole(output[0])
+                // Ramps run for the whole measurement.
+                for renderer in renderers { renderer.setGain(0.1, rampFrames: 48_000 * 10) }
+                measureCycle(benchmark, renderers: renderers, quantum: quantum)
             }
         }
     }
@@ -205,17 +196,7 @@ let benchmarks: @Sendable () -> Void = {
                     // swiftlint:disable:next force_try
                     source: try! SineSource(frequency: 200 + Double(index), amplitude: 0.1), gain: 0.5, paused: false)
             }
-            let output = UnsafeMutablePointer<Float>.allocate(capacity: quantum * 2)
-            defer { output.deallocate() }
-            for renderer in renderers {
-                renderer.render(into: output, frames: quantum, accumulate: false, suspended: false)
-            }
-            benchmark.startMeasurement()
-            for renderer in renderers {
-                renderer.render(into: output, frames: quantum, accumulate: false, suspended: false)
-            }
-            benchmark.stopMeasurement()
-            blackHole(output[0])
+            measureCycle(benchmark, renderers: renderers, quantum: quantum)
         }
     }
 
@@ -266,4 +247,20 @@ let benchmarks: @Sendable () -> Void = {
         session.close()
         // swiftlint:enable force_try
     }
+}
+
+/// Renders one quantum of every renderer once unmeasured (so each has picked up its gain), then
+/// measures one graph cycle: every renderer rendering one quantum in turn, as the data thread does.
+func measureCycle(_ benchmark: Benchmark, renderers: [StreamRenderer], quantum: Int) {
+    let output = UnsafeMutablePointer<Float>.allocate(capacity: quantum * 2)
+    defer { output.deallocate() }
+    for renderer in renderers {
+        renderer.render(into: output, frames: quantum, accumulate: false, suspended: false)
+    }
+    benchmark.startMeasurement()
+    for renderer in renderers {
+        renderer.render(into: output, frames: quantum, accumulate: false, suspended: false)
+    }
+    benchmark.stopMeasurement()
+    blackHole(output[0])
 }
