@@ -258,12 +258,79 @@ struct SessionStateTests {
     }
 }
 
+/// The inputs these tests give, each one ``SessionState/apply(_:at:)`` of one ``SessionInput``.
 extension SessionState {
+    static let t0 = ContinuousClock.now
+
+    mutating func effects(_ input: SessionInput, at now: ContinuousClock.Instant = t0) -> [SessionEffect] {
+        apply(input, at: now).effects
+    }
+
+    mutating func addStream(
+        _ descriptor: StreamDescriptor, isMain: Bool, owner: String?, volume: Float
+    ) throws(SessionError) -> (StreamID, StreamTarget) {
+        try opening(descriptor, isMain: isMain, volume: volume)
+    }
+
+    mutating func streamOpened(_ id: StreamID, at target: StreamTarget) -> [SessionEffect] {
+        // The main stream of these tests, as the session opens it after the engine did.
+        effects(
+            .openStream(StreamDescriptor(name: "main", role: .movie), owner: nil, volume: 1, isMain: true, stream: id))
+    }
+
+    mutating func acquire(_ type: AudioSessionType, owner: String, at now: ContinuousClock.Instant) -> (
+        LeaseID, [SessionEffect]
+    ) {
+        let step = apply(.acquire(type, owner: owner, lease: nextLeaseID), at: now)
+        guard case .lease(let id) = step.outcome else { preconditionFailure("an acquire makes a lease") }
+        return (id, step.effects)
+    }
+
+    mutating func activationSucceeded() -> [SessionEffect] {
+        effects(.activationOutcome(requestedConfiguration ?? .generic, refused: nil))
+    }
+
+    mutating func activationFailed(_ error: SessionError) -> [SessionEffect] {
+        effects(.activationOutcome(requestedConfiguration ?? .generic, refused: error.message))
+    }
+
+    mutating func captureStarted() -> [SessionEffect] { effects(.captureOutcome(refused: nil)) }
+
+    mutating func captureFailed(_ error: SessionError) -> [SessionEffect] {
+        effects(.captureOutcome(refused: error.message))
+    }
+
+    mutating func release(_ id: LeaseID, dropped: Bool) -> [SessionEffect] {
+        effects(.releaseLease(id, dropped: dropped))
+    }
+
     /// A duck request with no limits in play: the lease id and the effects.
     mutating func duck(owner: String, style: DuckStyle, at now: ContinuousClock.Instant) -> (LeaseID, [SessionEffect]) {
-        let (result, effects) = duck(DuckRequest(owner: owner, style: style), at: now)
-        return (try! result.get(), effects)
+        let step = apply(.duck(DuckRequest(owner: owner, style: style), lease: nextLeaseID), at: now)
+        guard case .lease(let id) = step.outcome else { preconditionFailure("refused: \(step.outcome)") }
+        return (id, step.effects)
     }
+
+    mutating func releaseDuck(_ id: LeaseID, dropped: Bool) -> [SessionEffect] {
+        effects(.releaseDuck(id, dropped: dropped))
+    }
+
+    mutating func setHostVolume(_ volume: Float) -> [SessionEffect] { effects(.setMainVolume(volume)) }
+
+    mutating func play() -> [SessionEffect] { effects(.play) }
+
+    mutating func pause() -> [SessionEffect] { effects(.pause) }
+
+    mutating func handle(_ event: SystemEvent) -> (applied: Bool, effects: [SessionEffect]) {
+        let step = apply(.system(event), at: Self.t0)
+        return (step.outcome == .applied, step.effects)
+    }
+
+    mutating func handleEngineEvent(_ event: EngineEvent) -> [SessionEffect] { effects(.engine(event)) }
+
+    mutating func removeStream(_ id: StreamID) -> [SessionEffect] { effects(.closeStream(id)) }
+
+    mutating func close() -> [SessionEffect] { effects(.close) }
 }
 
 extension RealtimeRenderTests {

@@ -1,0 +1,165 @@
+/// The duck and pause requests on the main stream: which are live, the factor they take the main
+/// stream down by (the lowest live level: ducks never compound), whether one asks for a pause, the
+/// voice-activity ducks, and the deadlines. A request is admitted within its unit's limits.
+///
+/// Every operation costs the same however many ducks are held: ducks are kept by id, with counts per
+/// level beside them.
+struct DuckStack: Sendable {
+    private var records: [LeaseID: DuckInfo] = [:]
+    /// Live ducks per effective level (a duck with no level counts at the policy's).
+    private var levels: [Float: Int] = [:]
+    private var pauseRequests = 0
+    /// Live voice-activity ducks: what each follows and its effective level.
+    private var activity: [LeaseID: (source: ActivitySource, level: Float)] = [:]
+    /// Deadlines of the ducks that have one.
+    private var deadlines: [LeaseID: ContinuousClock.Instant] = [:]
+    /// The host pressed play while pause requests were live; lasts until the next pause request.
+    private(set) var hostOverridesPause = false
+
+    // MARK: Reading
+
+    /// The live duck and pause requests, oldest first.
+    var ducks: [DuckInfo] { records.values.sorted { $0.id < $1.id } }
+
+    func info(_ id: LeaseID) -> DuckInfo? { records[id] }
+
+    var pauseRequested: Bool { pauseRequests > 0 }
+
+    var hasActivityDucks: Bool { !activity.isEmpty }
+
+    /// The lowest level among live ducks, and `floor` (the other-audio duck) if given.
+    func factor(floor: Float? = nil) -> Float {
+        var factor: Float = floor ?? 1
+        for level in levels.keys { factor = min(factor, level) }
+        return min(factor, 1)
+    }
+
+    /// The earliest deadline of a live duck.
+    var nextDeadline: ContinuousClock.Instant? { deadlines.values.min() }
+
+    /// The ducks whose deadline has come, earliest first.
+    func due(at now: ContinuousClock.Instant) -> [DuckInfo] {
+        deadlines.filter { $0.value <= now }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
+            .compactMap { records[$0.key] }
+    }
+
+    /// The voice-activity duck: the lowest level among the live ones whose source still plays (`isOpen`
+    /// says whether a followed stream is open), and the sources to follow, oldest duck first.
+    func activityDuck(isOpen: (StreamID) -> Bool) -> (level: Float, sources: [ActivitySource])? {
+        guard !activity.isEmpty else { return nil }
+        var level: Float = 1
+        var sources: [ActivitySource] = []
+        for id in activity.keys.sorted() {
+            let duck = activity[id]!
+            if case .stream(let followed) = duck.source, !isOpen(followed) { continue }
+            level = min(level, duck.level)
+            if !sources.contains(duck.source) { sources.append(duck.source) }
+        }
+        return sources.isEmpty ? nil : (level, sources)
+    }
+
+    // MARK: Admission
+
+    /// What the session knows of its streams when it admits a request.
+    struct Streams {
+        /// The main stream, if open.
+        var main: StreamID?
+        var mainIsExempt: Bool
+        /// Whether the stream a `followActivity(.stream(_))` request follows is open.
+        var followedIsOpen: Bool
+    }
+
+    /// Checks a request against its unit's limits: the duck to add (as the limits allow it, with the
+    /// limits that applied), or the error when a limit refuses it or it follows a stream not open.
+    static func admit(
+        _ request: DuckRequest, as id: LeaseID, at now: ContinuousClock.Instant, policy: SessionPolicy,
+        streams: Streams
+    ) -> Result<DuckInfo, SessionError> {
+        let owner = request.owner
+        let limits = policy.limits(for: owner)
+        var style = request.style
+        var applied: [UnitLimit] = []
+        func refuse(_ limit: UnitLimit, _ fix: String) -> Result<DuckInfo, SessionError> {
+            .failure(
+                SessionError(
+                    code: .limitExceeded,
+                    message: "\(owner) asked for \(request.style) beyond its limit (\(limit)): \(fix)"))
+        }
+        if case .followActivity(.stream(let followed), _) = style, !streams.followedIsOpen {
+            return .failure(
+                SessionError(
+                    code: .unknownStream,
+                    message: "\(owner) asked to duck while \(followed) is active, but it is not open: open the "
+                        + "stream first, or follow .voiceInput"))
+        }
+        if style == .pause, !limits.mayPauseMain {
+            if limits.excess == .refuse {
+                return refuse(.mayNotPauseMain, "ask for a duck instead, or change the host's SessionPolicy.unitLimits")
+            }
+            style = .duck(level: max(policy.duckLevel, limits.deepestDuckLevel))
+            applied.append(.mayNotPauseMain)
+        }
+        if case .some(let level) = style.requestedLevel, (level ?? policy.duckLevel) < limits.deepestDuckLevel {
+            let deepest = limits.deepestDuckLevel
+            if limits.excess == .refuse {
+                return refuse(.deepestDuckLevel(deepest), "ask for a level of \(deepest) or more")
+            }
+            switch style {
+            case .followActivity(let source, _): style = .followActivity(source, level: deepest)
+            default: style = .duck(level: deepest)
+            }
+            applied.append(.deepestDuckLevel(deepest))
+        }
+        var hold = request.maximumHold
+        if let maximum = limits.maximumHold, hold.map({ $0 > maximum }) ?? true {
+            hold = maximum
+            applied.append(.maximumHold(maximum))
+        }
+        if streams.mainIsExempt, let main = streams.main { applied.append(.exemptStream(main)) }
+        return .success(
+            DuckInfo(
+                id: id, owner: owner, style: style, acquiredAt: now, deadline: hold.map { now + $0 },
+                appliedLimits: applied))
+    }
+
+    // MARK: Changes
+
+    /// Adds an admitted duck; `policyLevel` is the level of a duck that names none.
+    mutating func insert(_ info: DuckInfo, policyLevel: Float) {
+        switch info.style {
+        case .pause:
+            hostOverridesPause = false
+            pauseRequests += 1
+        case .duck(let level):
+            levels[level ?? policyLevel, default: 0] += 1
+        case .followActivity(let source, let level):
+            activity[info.id] = (source, level ?? policyLevel)
+        }
+        records[info.id] = info
+        if let deadline = info.deadline { deadlines[info.id] = deadline }
+    }
+
+    /// Removes a live duck; returns it if it was live.
+    @discardableResult
+    mutating func remove(_ id: LeaseID, policyLevel: Float) -> DuckInfo? {
+        guard let info = records.removeValue(forKey: id) else { return nil }
+        deadlines[id] = nil
+        switch info.style {
+        case .pause:
+            pauseRequests -= 1
+        case .duck(let level):
+            let level = level ?? policyLevel
+            let remaining = levels[level, default: 1] - 1
+            levels[level] = remaining > 0 ? remaining : nil
+        case .followActivity:
+            activity[id] = nil
+        }
+        if !pauseRequested { hostOverridesPause = false }
+        return info
+    }
+
+    /// The host pressed play: a live pause request is overridden until the next one.
+    mutating func hostPressedPlay() {
+        if pauseRequested { hostOverridesPause = true }
+    }
+}
