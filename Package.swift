@@ -112,11 +112,20 @@ let package = Package(
             name: "CRealtimeProbe",
             path: "Tests/CRealtimeProbe"
         ),
+        // What the test targets share: the offline scene, the probe's switches, whether every test
+        // must run (CI), seeded noise. Not a product: users never see it.
+        .target(
+            name: "SharedSessionTestSupport",
+            dependencies: ["SharedSession", "SharedSessionTesting", "CRealtimeProbe"],
+            path: "Tests/SharedSessionTestSupport",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "SharedSessionTests",
             dependencies: [
                 "SharedSession",
                 "SharedSessionTesting",
+                "SharedSessionTestSupport",
                 "CRealtimeProbe",
             ],
             swiftSettings: strict

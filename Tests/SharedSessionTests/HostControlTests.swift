@@ -1,4 +1,5 @@
 import SharedSession
+import SharedSessionTestSupport
 import SharedSessionTesting
 import Testing
 

@@ -1,5 +1,6 @@
 import CRealtimeProbe
 import SharedSession
+import SharedSessionTestSupport
 import SharedSessionTesting
 import Synchronization
 import Testing
@@ -137,47 +138,6 @@ struct RealtimeRenderTests {
         clock_gettime(CLOCK_MONOTONIC, &time)
         let counts = CRealtimeProbe_read()
         #expect(counts.allocations == 0 && counts.locks == 0 && counts.syscalls == 0)
-    }
-}
-
-/// The probe's switches: whether it interposes here, and the hook that shows it `Locked`.
-enum Probe {
-    /// Installs the hook through which every `Locked` acquisition is counted (idempotent).
-    static let hookInstalled: Bool = {
-        LockedProbe.setHook(CRealtimeProbe_noteLock)
-        return true
-    }()
-
-    /// Whether the probe's wrappers are the ones the process calls (not under a sanitizer).
-    static var isInterposing: Bool { CRealtimeProbe_isInterposing() != 0 }
-
-    /// Fails the test when the probe cannot count: reached only when the suite's condition let it run,
-    /// which in CI it always does.
-    static func require() throws {
-        _ = hookInstalled
-        try #require(
-            isInterposing,
-            "the real-time probe does not interpose libc in this build (sanitized: \(CRealtimeProbe_isSanitized() != 0))"
-        )
-    }
-}
-
-/// Whether every test must run: in CI (`CI=true`) or when Scripts/test sets `SHAREDSESSION_REQUIRE_ALL=1`.
-/// Then a missing daemon or a probe that cannot interpose fails the test instead of skipping it.
-enum Requirements {
-    static let all: Bool = {
-        func value(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
-        return value("CI") == "true" || value("SHAREDSESSION_REQUIRE_ALL") == "1"
-    }()
-}
-
-extension Trait where Self == ConditionTrait {
-    /// Runs the probe's tests where the probe can count; skipped with this reason elsewhere (a
-    /// sanitizer build, whose runtime owns malloc), except in CI where they run and fail.
-    static var probeInterposes: Self {
-        .enabled(
-            "the real-time probe must interpose libc: not in a sanitizer build (in CI this runs and fails instead)"
-        ) { Requirements.all || Probe.isInterposing }
     }
 }
 

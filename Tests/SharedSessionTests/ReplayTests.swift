@@ -1,5 +1,6 @@
 import Foundation
 import SharedSession
+import SharedSessionTestSupport
 import SharedSessionTesting
 import Synchronization
 import Testing

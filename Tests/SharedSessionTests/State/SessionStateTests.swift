@@ -1,4 +1,5 @@
 import CRealtimeProbe
+import SharedSessionTestSupport
 import Testing
 
 @testable import SharedSession
@@ -331,43 +332,4 @@ extension SessionState {
     mutating func removeStream(_ id: StreamID) -> [SessionEffect] { effects(.closeStream(id)) }
 
     mutating func close() -> [SessionEffect] { effects(.close) }
-}
-
-extension RealtimeRenderTests {
-    @Test("one duck request takes two of the package's locks, not counting event delivery, and none in the engine")
-    func duckLockCount() throws {
-        try Probe.require()
-        let engine = OfflineEngine()
-        let session = SharedSession(engine: engine)
-        let main = try session.openMainStream(source: try PCMBufferSource(samples: [0.5, 0.5], loops: true))
-        // Warm up: the first duck and release instantiate what the later ones reuse.
-        session.duck(owner: "warm-up").release()
-        CRealtimeProbe_reset()
-        CRealtimeProbe_armCurrentThread()
-        let duck = session.duck(owner: "feed")
-        CRealtimeProbe_disarmCurrentThread()
-        let withEvents = CRealtimeProbe_read().locks
-        // With no subscriber and no delegate, delivery takes no lock: an atomic flag says no one
-        // receives events, so none is built, queued or drained. The state and the lane are the 2.
-        // (Before issue 7's coordination work: 4 for delivery, 6 in all.)
-        print(
-            "[measure] one duck request: \(withEvents) acquisitions of the package's locks (state, lane, event queue)")
-        #expect(withEvents == 2)
-        #expect(try engine.render(frames: 1024).stems[main.id] != nil)
-        duck.release()
-        // With a subscriber, delivery enqueues, claims the drain, takes the batch and releases the
-        // claim (4 more), and the subscriber's AsyncStream takes its own lock for each of the 2 events
-        // (duck acquired, main gain changed).
-        let events = session.events
-        session.duck(owner: "warm-up").release()
-        CRealtimeProbe_reset()
-        CRealtimeProbe_armCurrentThread()
-        let subscribed = session.duck(owner: "feed")
-        CRealtimeProbe_disarmCurrentThread()
-        let withSubscriber = CRealtimeProbe_read().locks
-        print("[measure] one duck request with a subscriber: \(withSubscriber) acquisitions of the package's locks")
-        #expect(withSubscriber == 8)
-        subscribed.release()
-        _ = events
-    }
 }

@@ -1,25 +1,25 @@
-import SharedSession
-import SharedSessionTesting
+package import SharedSession
+package import SharedSessionTesting
 
 /// The meter every core test reads rendered audio with: left channel of 48 kHz stereo.
-let meter = LevelMeter()
+package let meter = LevelMeter()
 
 /// Whether the last `milliseconds` of interleaved stereo `samples` are digital silence on both channels.
-func isSilent(_ samples: [Float], lastMilliseconds milliseconds: Double) -> Bool {
+package func isSilent(_ samples: [Float], lastMilliseconds milliseconds: Double) -> Bool {
     meter.isSilent(samples, frames: meter.last(milliseconds: milliseconds, of: samples))
 }
 
 /// A session on an offline engine with the main stream open: a 1 kHz sine at amplitude 0.5
 /// (−9.03 dBFS RMS), a constant 0.5 when the test reads the gain envelope sample by sample, or
 /// each frame's own index ÷ 65536 (2 s, not looping) when it reads the media position.
-struct OfflineScene {
-    let engine: OfflineEngine
-    let session: SharedSession
-    let main: StreamHandle
+package struct OfflineScene {
+    package let engine: OfflineEngine
+    package let session: SharedSession
+    package let main: StreamHandle
 
-    enum Signal { case sine, constant, frameIndex }
+    package enum Signal { case sine, constant, frameIndex }
 
-    init(policy: SessionPolicy = .default, signal: Signal = .sine, input: (any AudioSource)? = nil) throws {
+    package init(policy: SessionPolicy = .default, signal: Signal = .sine, input: (any AudioSource)? = nil) throws {
         engine = OfflineEngine(input: input)
         session = SharedSession(engine: engine, policy: policy)
         let source: any AudioSource
@@ -33,15 +33,15 @@ struct OfflineScene {
     }
 
     /// Renders `milliseconds` in quanta of `quantum` and returns the main stream's stem.
-    func renderMain(milliseconds: Int, quantum: Int = 1024) throws -> [Float] {
+    package func renderMain(milliseconds: Int, quantum: Int = 1024) throws -> [Float] {
         try engine.render(duration: .milliseconds(milliseconds), quantum: quantum).stems[main.id] ?? []
     }
 
     /// Level of the main stream over the last 100 ms of `milliseconds` rendered.
-    func mainLevel(after milliseconds: Int, quantum: Int = 1024) throws -> Double {
+    package func mainLevel(after milliseconds: Int, quantum: Int = 1024) throws -> Double {
         meter.rms(try renderMain(milliseconds: milliseconds, quantum: quantum), lastMilliseconds: 100)
     }
 }
 
 /// The level of a 0.5-amplitude sine: 20·log10(0.5/√2).
-let fullLevel: Double = -9.0309
+package let fullLevel: Double = -9.0309

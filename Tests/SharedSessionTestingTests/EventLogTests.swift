@@ -1,0 +1,71 @@
+import Foundation
+import SharedSession
+import SharedSessionTesting
+import Testing
+
+@Suite("EventLog")
+struct EventLogTests {
+    @Test("wait returns an event already logged at once, and one that arrives later from another task")
+    func waitFindsPastAndFutureEvents() async {
+        let log = EventLog<Int>()
+        log.append(1)
+        #expect(await log.wait { $0 == 1 } == 1)
+        let feeder = Task {
+            try? await Task.sleep(for: .milliseconds(30))
+            log.append(2)
+            log.append(3)
+        }
+        #expect(await log.wait(timeout: .seconds(5)) { $0 >= 3 } == 3)
+        await feeder.value
+        #expect(log.all == [1, 2, 3])
+        #expect(log.filter { $0 > 1 } == [2, 3])
+        #expect(log.count == 3)
+    }
+
+    // The time limit catches a wait that never gives up; how much later than its timeout it returns
+    // depends on the cooperative pool, which the CPU-heavy suites running beside it can keep busy.
+    @Test("wait gives up with nil once the timeout has passed", .timeLimit(.minutes(1)))
+    func waitTimesOut() async {
+        let log = EventLog<Int>()
+        let start = ContinuousClock.now
+        #expect(await log.wait(timeout: .milliseconds(50)) { $0 == 1 } == nil)
+        #expect(ContinuousClock.now - start >= .milliseconds(50))
+    }
+
+    @Test("wait after a mark ignores what came before it")
+    func waitAfterMark() async {
+        let log = EventLog<String>()
+        log.append("ducked")
+        let mark = log.count
+        #expect(await log.wait(timeout: .milliseconds(20), after: mark, for: { $0 == "ducked" }) == nil)
+        log.append("ducked")
+        #expect(await log.wait(timeout: .seconds(1), after: mark, for: { $0 == "ducked" }) == "ducked")
+    }
+
+    @Test("a cancelled wait returns nil")
+    func cancelledWait() async {
+        let log = EventLog<Int>()
+        let waiter = Task { await log.wait(timeout: .seconds(30)) { $0 == 1 } }
+        try? await Task.sleep(for: .milliseconds(20))
+        waiter.cancel()
+        #expect(await waiter.value == nil)
+    }
+
+    @Test("a log of a session receives its events in order and waits for a kind")
+    func sessionLog() async throws {
+        let session = SharedSession(engine: RecordingEngine())
+        let log = EventLog(session: session)
+        let lease = try session.acquire(.generic, owner: "feed")
+        let duck = session.duck(owner: "feed")
+        let ducked = await log.wait { $0.kind == .mainGainChanged(from: 1, to: 0.1) }
+        #expect(ducked?.cause == .duckLease(duck.id, owner: "feed"))
+        let mark = log.count
+        duck.release()
+        lease.release()
+        #expect(await log.wait(for: .deactivated(notifiedOthers: true), after: mark) != nil)
+        session.close()
+        #expect(await log.wait(for: .closed) != nil)
+        #expect(log.kinds.contains(.activated(.generic)))
+        #expect(log.kinds.last == .closed)
+    }
+}
