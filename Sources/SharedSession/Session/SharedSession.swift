@@ -48,7 +48,7 @@ public final class SharedSession: Sendable {
     }
 
     /// Creates a session on `engine`. Tests make their own sessions this way; apps use
-    /// ``bootstrap(engine:policy:)`` and ``shared``.
+    /// ``bootstrap(engine:policy:file:line:)`` and ``shared``.
     public convenience init(engine: some AudioEngine, policy: SessionPolicy = .default, logger: Logger? = nil) {
         self.init(engine: engine, policy: policy, logger: logger, clock: .continuous)
     }
