@@ -17,7 +17,7 @@ public struct AudioSessionCategoryOptions: OptionSet, Hashable, Sendable, Custom
     /// The speaker rather than the receiver when nothing else is connected. With `playAndRecord`.
     public static let defaultToSpeaker = AudioSessionCategoryOptions(rawValue: 1 << 4)
 
-    static let named: [(AudioSessionCategoryOptions, String, Set<AudioSessionCategory>)] = [
+    package static let named: [(AudioSessionCategoryOptions, String, Set<AudioSessionCategory>)] = [
         (.mixWithOthers, "mixWithOthers", [.playback, .playAndRecord]),
         (.duckOthers, "duckOthers", [.playback, .playAndRecord]),
         (.allowBluetooth, "allowBluetooth", [.playAndRecord]),

@@ -26,7 +26,7 @@ public final class SharedSession: Sendable {
     public let voiceInput: AudioRingBuffer
     let logger: Logger
     /// Where the session reads the time: the continuous clock, or a replay's recorded times.
-    let clock: SessionClock
+    package let clock: SessionClock
 
     private let state: Locked<SessionState>
     /// Serialises performing effects, so the engine and the stream controls see the changes in the
@@ -81,7 +81,7 @@ public final class SharedSession: Sendable {
     }
 
     /// Creates a session that reads the time from `clock` (a replay's recorded times).
-    init(engine: some AudioEngine, policy: SessionPolicy, logger: Logger?, clock: SessionClock) {
+    package init(engine: some AudioEngine, policy: SessionPolicy, logger: Logger?, clock: SessionClock) {
         self.engine = engine
         self.policy = policy
         self.clock = clock
@@ -216,7 +216,7 @@ public final class SharedSession: Sendable {
         return SessionLease(id: id, type: granted, owner: owner, session: self)
     }
 
-    func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
+    package func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
         let released = run(.releaseLease(id, dropped: dropped)) { state in
             state.releaseLease(id, dropped: dropped)
         }
@@ -226,14 +226,14 @@ public final class SharedSession: Sendable {
         }
     }
 
-    func unitReleased(owner: String, reason: String, sessions: Int, ducks: Int) {
+    package func unitReleased(owner: String, reason: String, sessions: Int, ducks: Int) {
         logger.notice(
             "unit released",
             metadata: ["owner": "\(owner)", "reason": "\(reason)", "sessions": "\(sessions)", "ducks": "\(ducks)"])
         run(.unitReleased(owner: owner, reason: reason)) { $0.noteUnitReleased(owner: owner, reason: reason) }
     }
 
-    func ignoredRelease(owner: String, what: String, cause: EventCause) {
+    package func ignoredRelease(owner: String, what: String, cause: EventCause) {
         logger.warning("release ignored: nothing to release", metadata: ["owner": "\(owner)", "what": "\(what)"])
         run(.ignoredRelease(owner: owner, what: what, cause: cause)) {
             $0.noteIgnoredRelease(owner: owner, what: what, cause: cause)
@@ -319,7 +319,7 @@ public final class SharedSession: Sendable {
         }
     }
 
-    func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
+    package func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
         let released = run(.releaseDuck(id, dropped: dropped)) { state in
             state.releaseLiveDuck(id, dropped: dropped)
         }
@@ -461,11 +461,11 @@ public final class SharedSession: Sendable {
         return StreamHandle(id: id, descriptor: descriptor, isMain: isMain, session: self)
     }
 
-    func closeStream(_ id: StreamID) {
+    package func closeStream(_ id: StreamID) {
         run(.closeStream(id)) { $0.removeStream(id) }
     }
 
-    func setStreamVolume(_ id: StreamID, _ volume: Float) throws(SessionError) {
+    package func setStreamVolume(_ id: StreamID, _ volume: Float) throws(SessionError) {
         do {
             try SessionError.checkUnitInterval(volume, name: "stream volume")
         } catch {
@@ -546,7 +546,7 @@ public final class SharedSession: Sendable {
 
     /// Releases the ducks whose deadline has passed by the session's clock; returns the next deadline.
     @discardableResult
-    func expireDeadlines() -> ContinuousClock.Instant? {
+    package func expireDeadlines() -> ContinuousClock.Instant? {
         let now = clock.now()
         return run(.expireDeadlines, at: now) { state in
             let effects = state.expire(at: now)
@@ -609,7 +609,7 @@ public final class SharedSession: Sendable {
         return result
     }
 
-    func reject(_ error: SessionError) {
+    package func reject(_ error: SessionError) {
         run(.rejected(error)) { $0.noteRejected(error) }
     }
 

@@ -1,4 +1,5 @@
 public import Foundation
+public import SharedSession
 
 /// A session recording read back: the policy and format of the recorded session, and everything
 /// that reached it and that it emitted, in order, as ``SessionRecorder`` wrote them.

@@ -1,4 +1,5 @@
 import Foundation
+public import SharedSession
 
 // The JSON forms of a session's events and of the leases and streams they carry. Instants are
 // seconds from the recording's start (see ``RecordingTimeOrigin``).

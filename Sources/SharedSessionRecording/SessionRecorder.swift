@@ -1,5 +1,6 @@
 import Dispatch
 public import Foundation
+public import SharedSession
 
 /// Writes everything that reaches a session, and every event it emits, to a JSON Lines file that
 /// ``SessionReplayer`` can replay: what a host attaches to a bug report ("volume stays low after the

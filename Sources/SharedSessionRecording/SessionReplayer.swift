@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+public import SharedSession
 
 /// Runs a ``SessionRecording`` against a fresh session on an ``OfflineEngine`` and compares what
 /// happens with what was recorded: the test an SDK author writes from a bug report's recording.

@@ -1,4 +1,5 @@
 import Foundation
+public import SharedSession
 
 // The JSON forms of what reaches a session and what it emits: every enum as
 // `{"kind": "<case>", <its values by name>}`. See ``SessionRecorder``.

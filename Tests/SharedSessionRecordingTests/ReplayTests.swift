@@ -1,5 +1,6 @@
 import Foundation
 import SharedSession
+import SharedSessionRecording
 import SharedSessionTesting
 import Synchronization
 import Testing
@@ -79,6 +80,9 @@ final class RecordedRun {
 
     deinit { try? FileManager.default.removeItem(at: url) }
 }
+
+/// Measures levels in rendered audio (stateless, so one serves every test).
+let meter = LevelMeter()
 
 /// The main stream's level in dB (relative to the source's full level) over the 10 ms before
 /// `frame`: 480 frames, ten whole periods of the 1 kHz sine.

@@ -1,4 +1,5 @@
 import Foundation
+public import SharedSession
 
 // The JSON forms of the session's values, as a recording (``SessionRecorder``) writes them: enums as
 // `{"kind": "<case>", <its values by name>}`, names as strings, ids as numbers, durations and instants
