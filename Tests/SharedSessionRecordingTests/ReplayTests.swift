@@ -5,40 +5,6 @@ import SharedSessionTesting
 import Synchronization
 import Testing
 
-/// An offline engine that refuses as many activations as it is told to, the way a sound server
-/// refuses a configuration it cannot give.
-final class RefusingEngine: AudioEngine {
-    let offline = OfflineEngine()
-    private let refusals = Mutex(0)
-
-    /// Refuses the next `count` activations.
-    func refuseActivations(_ count: Int) { refusals.withLock { $0 = count } }
-
-    var format: AudioFormat { offline.format }
-    var quantum: Int { offline.quantum }
-    func setEventHandler(_ handler: @escaping @Sendable (EngineEvent) -> Void) { offline.setEventHandler(handler) }
-    func activate(_ configuration: SessionConfiguration) throws(SessionError) {
-        let refuse = refusals.withLock { count -> Bool in
-            defer { count = max(0, count - 1) }
-            return count > 0
-        }
-        if refuse {
-            throw SessionError(code: .activationRefused, message: "the device is busy with a phone call")
-        }
-        try offline.activate(configuration)
-    }
-    func deactivate(notifyingOthers: Bool) { offline.deactivate(notifyingOthers: notifyingOthers) }
-    func openStream(
-        _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
-    ) throws(SessionError) -> any StreamControl {
-        try offline.openStream(id, descriptor: descriptor, source: source, gain: gain, paused: paused)
-    }
-    func closeStream(_ id: StreamID) { offline.closeStream(id) }
-    func setSuspended(_ suspended: Bool) { offline.setSuspended(suspended) }
-    func startCapture(into ring: AudioRingBuffer) throws(SessionError) { try offline.startCapture(into: ring) }
-    func stopCapture() { offline.stopCapture() }
-}
-
 /// A session run on the offline engine while a recorder writes it to a file: the main stream's stem
 /// and the frames at which its level is compared with the replay's.
 final class RecordedRun {
