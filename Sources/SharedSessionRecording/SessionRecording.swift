@@ -114,7 +114,7 @@ public struct SessionRecording: Sendable {
             }
         }
         // The format and version first: a newer version's header may hold what this one cannot read.
-        let preamble = try decode(Preamble.self, line: 1, first)
+        let preamble = try decode(RecordingFormat.Preamble.self, line: 1, first)
         guard preamble.format == Self.format else {
             throw Self.invalid(1, "format \"\(preamble.format)\" is not a session recording (\"\(Self.format)\")")
         }
@@ -127,7 +127,7 @@ public struct SessionRecording: Sendable {
         guard preamble.version >= 1 else {
             throw Self.invalid(1, "format version \(preamble.version) does not exist: the first is 1")
         }
-        let header = try decode(Header.self, line: 1, first)
+        let header = try decode(RecordingFormat.Header.self, line: 1, first)
         guard header.sampleRate > 0, header.channels > 0 else {
             throw Self.invalid(1, "sampleRate and channels must be positive")
         }
@@ -136,7 +136,7 @@ public struct SessionRecording: Sendable {
         var streams = Set<StreamID>()
         for (index, text) in lines.enumerated().dropFirst() where !text.allSatisfy(\.isWhitespace) {
             let number = index + 1
-            let line = try decode(Line.self, line: number, text)
+            let line = try decode(RecordingFormat.Line.self, line: number, text)
             guard let time = Duration(recordedSeconds: line.t), line.t >= 0 else {
                 throw Self.invalid(number, "t \(line.t) is not a time in seconds since the recording started")
             }
@@ -232,38 +232,5 @@ public struct SessionRecording: Sendable {
         @unknown default:
             return "\(error)"
         }
-    }
-
-    private struct Preamble: Decodable {
-        let format: String
-        let version: Int
-    }
-
-    struct Header: Codable {
-        let format: String
-        let version: Int
-        let sampleRate: Int
-        let channels: Int
-        let policy: SessionPolicy
-        let recordedAt: String?
-    }
-
-    private struct Line: Decodable {
-        let t: Double
-        let frame: Int?
-        let input: SessionInput?
-        let event: SessionEvent?
-        let levels: Levels?
-    }
-
-    /// `{"label": ..., "gains": [{"stream": id, "gain": g}]}`.
-    struct Levels: Codable {
-        struct Gain: Codable {
-            let stream: StreamID
-            let gain: Float
-        }
-
-        let label: String
-        let gains: [Gain]
     }
 }

@@ -389,10 +389,7 @@ public struct ReplayResult: Sendable {
     /// An event in the form replays compare: its JSON with sorted keys, without instants (when a
     /// lease was acquired, when a duck's deadline falls), which differ from run to run.
     public static func normalized(_ event: SessionEvent) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.userInfo[.sessionRecordingOmitsInstants] = true
-        guard let data = try? encoder.encode(event) else { return "\(event)" }
+        guard let data = try? RecordingFormat.normalizingEncoder().encode(event) else { return "\(event)" }
         return String(decoding: data, as: UTF8.self)
     }
 }
