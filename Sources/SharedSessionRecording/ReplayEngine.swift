@@ -1,6 +1,6 @@
 import SharedSession
 
-/// The engine a replay runs on: an ``OfflineEngine`` that answers activations, captures and stream
+/// The engine a replay runs on: an `OfflineEngine` that answers activations, captures and stream
 /// opens as the recorded engine did, in order, and reports only the engine events the recording
 /// holds (never its own quantum changes).
 final class ReplayEngine: AudioEngine {

@@ -12,11 +12,11 @@ public import SharedSession
 /// try recorder.stop()
 /// ```
 ///
-/// The recorder receives each input and event as a ``SessionInputObserver`` (under the session's
+/// The recorder receives each input and event as a `SessionInputObserver` (under the session's
 /// lane lock, so it only appends them to a buffer) and writes them from a queue of its own, so the
 /// file is at most a moment behind the session. The format is described in ``SessionRecording``.
 ///
-/// Give `framePosition` when the session runs on an ``OfflineEngine`` driven by hand (a test, a
+/// Give `framePosition` when the session runs on an `OfflineEngine` driven by hand (a test, a
 /// render job): `{ engine.framesRendered }`. Each input then carries the frame it arrived at and the
 /// replay renders the same audio between inputs; without it the replay converts times to frames.
 ///
@@ -52,7 +52,7 @@ public final class SessionRecorder: SessionInputObserver {
     /// Starts recording `session` into a new file at `url` (replacing one that is there): writes the
     /// header with the session's policy and its engine's format, then every input and event from now on.
     ///
-    /// - Throws: ``SessionError`` with code `fileError` if the file cannot be created; nothing is
+    /// - Throws: `SessionError` with code `fileError` if the file cannot be created; nothing is
     ///   recorded then.
     public init(session: SharedSession, to url: URL, framePosition: (@Sendable () -> Int)? = nil)
         throws(SessionError)
@@ -95,8 +95,8 @@ public final class SessionRecorder: SessionInputObserver {
         append((.event(event), time, nil))
     }
 
-    /// Writes the gain each stream's render side has reached now (for an ``OfflineEngine``,
-    /// ``OfflineEngine/currentGain(of:)``), under `label`: a point where ``SessionReplayer`` checks that
+    /// Writes the gain each stream's render side has reached now (for an `OfflineEngine`,
+    /// `OfflineEngine.currentGain(of:)`), under `label`: a point where ``SessionReplayer`` checks that
     /// its own render side reached the same gains, within 0.1 dB. Call it between render calls, from
     /// the thread that renders.
     public func recordLevels(_ gains: [StreamID: Float], label: String) {
@@ -150,7 +150,7 @@ public final class SessionRecorder: SessionInputObserver {
 
     /// Writes everything received so far to the file before returning.
     ///
-    /// - Throws: ``SessionError`` with code `fileError` if writing failed (then or earlier).
+    /// - Throws: `SessionError` with code `fileError` if writing failed (then or earlier).
     public func flush() throws(SessionError) {
         queue.sync { write() }
         if let failure = output.withLock({ $0.failure }) { throw failure }
@@ -159,7 +159,7 @@ public final class SessionRecorder: SessionInputObserver {
     /// Stops recording: detaches from the session, writes what is left and closes the file. Stopping
     /// twice does nothing more.
     ///
-    /// - Throws: ``SessionError`` with code `fileError` if writing failed (then or earlier).
+    /// - Throws: `SessionError` with code `fileError` if writing failed (then or earlier).
     public func stop() throws(SessionError) {
         session.removeInputObserver(self)
         pending.withLock { $0.stopped = true }

@@ -12,7 +12,7 @@ public import SharedSession
 /// frames, "levels": {"label": ..., "gains": [{"stream": id, "gain": g}]}}`. Times are seconds since the
 /// recording started.
 ///
-/// Reading refuses, with a ``SessionError`` of code `invalidRecording` whose message starts with
+/// Reading refuses, with a `SessionError` of code `invalidRecording` whose message starts with
 /// `line N:`, a line that is not JSON or lacks a field, a header of another format or of a newer
 /// version, and an input that names a lease or stream the recording never opened.
 public struct SessionRecording: Sendable {
@@ -71,7 +71,7 @@ public struct SessionRecording: Sendable {
 
     /// Reads and checks the recording at `url`.
     ///
-    /// - Throws: ``SessionError`` with code `fileError` if the file cannot be read, or
+    /// - Throws: `SessionError` with code `fileError` if the file cannot be read, or
     ///   `invalidRecording` naming the line and what is wrong with it.
     public init(contentsOf url: URL) throws(SessionError) {
         let text: String
@@ -87,7 +87,7 @@ public struct SessionRecording: Sendable {
 
     /// Reads and checks a recording's text.
     ///
-    /// - Throws: ``SessionError`` with code `invalidRecording` naming the line and what is wrong with it.
+    /// - Throws: `SessionError` with code `invalidRecording` naming the line and what is wrong with it.
     public init(parsing text: String) throws(SessionError) {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         guard let first = lines.first, !first.allSatisfy(\.isWhitespace) else {

@@ -2,7 +2,7 @@ import Foundation
 public import Logging
 public import SharedSession
 
-/// Runs a ``SessionRecording`` against a fresh session on an ``OfflineEngine`` and compares what
+/// Runs a ``SessionRecording`` against a fresh session on an `OfflineEngine` and compares what
 /// happens with what was recorded: the test an SDK author writes from a bug report's recording.
 ///
 /// ```swift
@@ -54,7 +54,7 @@ public struct SessionReplayer: Sendable {
 
     /// Replays the recording and returns what happened.
     ///
-    /// - Throws: ``SessionError`` with code `quantumOutOfRange` if ``quantum`` is not 1 through 8192.
+    /// - Throws: `SessionError` with code `quantumOutOfRange` if ``quantum`` is not 1 through 8192.
     ///   A replay that diverges from the recording does not throw: see ``ReplayResult/mismatches``.
     public func run() throws(SessionError) -> ReplayResult {
         guard quantum >= 1, quantum <= AudioFormat.maximumQuantum else {

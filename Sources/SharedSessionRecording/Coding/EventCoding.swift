@@ -167,13 +167,13 @@ extension SessionEvent.Kind: Codable {
 }
 
 extension SessionEvent: Codable {
-    /// Reads the kind's fields (see ``Kind``) and `cause`, in one object.
+    /// Reads the kind's fields (see `Kind`) and `cause`, in one object.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: JSONKey.self)
         self.init(try Kind(from: decoder), cause: try container.decode(EventCause.self, forKey: "cause"))
     }
 
-    /// Writes the kind's fields (see ``Kind``) and `cause`, in one object.
+    /// Writes the kind's fields (see `Kind`) and `cause`, in one object.
     public func encode(to encoder: any Encoder) throws {
         try kind.encode(to: encoder)
         var container = encoder.container(keyedBy: JSONKey.self)

@@ -177,7 +177,7 @@ struct JSONForm<Value>: Sendable {
     }
 
     /// A struct: its fields' keys, how to make it from them (an initializer that validates may throw
-    /// a ``SessionError``) and its parts in the same order.
+    /// a `SessionError`) and its parts in the same order.
     init<each F: RecordedField>(
         object what: String, _ fields: repeat Field<each F>, make: @escaping @Sendable (repeat each F) throws -> Value,
         parts: @escaping @Sendable (Value) -> (repeat each F)

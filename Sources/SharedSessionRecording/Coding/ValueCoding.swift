@@ -149,7 +149,7 @@ private func lookUp<T>(_ name: String, _ decoder: any Decoder, in all: [T], by k
 
 extension SessionConfiguration: Codable, RecordedField {
     /// Reads `{"category": ..., "options": [...], "mode": ...}`, validated as
-    /// ``init(category:options:mode:)`` validates.
+    /// `init(category:options:mode:)` validates.
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes `{"category": ..., "options": [...], "mode": ...}`.
@@ -161,7 +161,7 @@ extension SessionConfiguration: Codable, RecordedField {
 }
 
 extension UnitLimits: Codable, RecordedField {
-    /// Reads the limits; a limit left out is the unlimited default. Validated as ``init(deepestDuckLevel:mayPauseMain:mayTakeVoice:maximumHold:excess:)``.
+    /// Reads the limits; a limit left out is the unlimited default. Validated as `init(deepestDuckLevel:mayPauseMain:mayTakeVoice:maximumHold:excess:)`.
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes every limit; `maximumHold` in seconds, left out when there is none.
@@ -202,7 +202,7 @@ extension UnitLimit: Codable, RecordedField {
 
 extension VoiceActivityPolicy: Codable, RecordedField {
     /// Reads `{"threshold": dBFS, "attack": s, "hold": s, "release": s}`, validated as
-    /// ``init(threshold:attack:hold:release:)``.
+    /// `init(threshold:attack:hold:release:)`.
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes the threshold in dBFS and the durations in seconds.
@@ -216,7 +216,7 @@ extension VoiceActivityPolicy: Codable, RecordedField {
 
 extension SessionPolicy: Codable, RecordedField {
     /// Reads every value of the policy (durations in seconds), validated as
-    /// ``init(genericConfiguration:voiceConfiguration:duckLevel:fadeDown:fadeUp:suspendInBackground:duckWhenOtherAudioPlays:notifyOthersOnDeactivation:unitLimits:defaultUnitLimits:voiceActivity:)``.
+    /// `init(genericConfiguration:voiceConfiguration:duckLevel:fadeDown:fadeUp:suspendInBackground:duckWhenOtherAudioPlays:notifyOthersOnDeactivation:unitLimits:defaultUnitLimits:voiceActivity:)`.
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes every value of the policy, durations in seconds.
