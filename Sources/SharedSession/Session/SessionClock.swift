@@ -1,7 +1,8 @@
 import Synchronization
 
 /// Where a session reads the time: the continuous clock, or the times a replay reads from its
-/// recording, so deadlines fall due at the same inputs as in the recorded run.
+/// recording, so deadlines fall due at the same inputs as in the recorded run. `package`, with
+/// ``ManualTime``: SharedSessionRecording's replayer makes its session on a manual clock.
 package struct SessionClock: Sendable {
     /// The time now.
     package let now: @Sendable () -> ContinuousClock.Instant
