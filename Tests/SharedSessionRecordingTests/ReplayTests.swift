@@ -2,7 +2,6 @@ import Foundation
 import SharedSession
 import SharedSessionRecording
 import SharedSessionTesting
-import Synchronization
 import Testing
 
 /// A session run on the offline engine while a recorder writes it to a file: the main stream's stem
@@ -47,7 +46,7 @@ final class RecordedRun {
     deinit { try? FileManager.default.removeItem(at: url) }
 }
 
-/// Measures levels in rendered audio (stateless, so one serves every test).
+/// The meter these tests read rendered audio with, as the core tests have theirs.
 let meter = LevelMeter()
 
 /// The main stream's level in dB (relative to the source's full level) over the 10 ms before
