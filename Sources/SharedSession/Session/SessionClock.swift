@@ -8,10 +8,10 @@ package struct SessionClock: Sendable {
     package let now: @Sendable () -> ContinuousClock.Instant
     /// Whether the session wakes itself up at duck deadlines; a replay expires them where the
     /// recording says instead.
-    package let schedulesDeadlines: Bool
+    let schedulesDeadlines: Bool
 
     /// The continuous clock, with deadline wake-ups.
-    package static let continuous = SessionClock(now: { .now }, schedulesDeadlines: true)
+    static let continuous = SessionClock(now: { .now }, schedulesDeadlines: true)
 
     /// A clock that reads `time`, which a replay sets before each input, with no wake-ups.
     package static func manual(_ time: ManualTime) -> SessionClock {
@@ -25,7 +25,7 @@ package final class ManualTime: Sendable {
 
     package init(_ start: ContinuousClock.Instant) { instant = Mutex(start) }
 
-    package var now: ContinuousClock.Instant { instant.withLock { $0 } }
+    var now: ContinuousClock.Instant { instant.withLock { $0 } }
 
     package func set(_ now: ContinuousClock.Instant) { instant.withLock { $0 = now } }
 }
