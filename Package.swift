@@ -12,6 +12,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "SharedSession", targets: ["SharedSession"]),
+        .library(name: "SharedSessionRecording", targets: ["SharedSessionRecording"]),
         .library(name: "SharedSessionTesting", targets: ["SharedSessionTesting"]),
         .library(name: "SharedSessionPipeWire", targets: ["SharedSessionPipeWire"]),
         .library(name: "SharedSessionMedia", targets: ["SharedSessionMedia"]),
@@ -26,6 +27,12 @@ let package = Package(
         .target(
             name: "SharedSession",
             dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        // Recording a session to a file and replaying it: Foundation (JSON, files) stays out of the core.
+        .target(
+            name: "SharedSessionRecording",
+            dependencies: ["SharedSession", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
@@ -78,6 +85,7 @@ let package = Package(
             name: "WatchPartyKit",
             dependencies: [
                 "SharedSession",
+                "SharedSessionRecording",
                 "SharedSessionPipeWire",
                 "SharedSessionMedia",
                 "SharedSessionTesting",
@@ -128,6 +136,15 @@ let package = Package(
                 "SharedSessionTestSupport",
                 "CRealtimeProbe",
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SharedSessionRecordingTests",
+            dependencies: [
+                "SharedSession", "SharedSessionRecording", "SharedSessionTesting", "SharedSessionTestSupport",
+            ],
+            // Read from the source tree (#filePath), so the golden file can be written again in place.
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         .testTarget(

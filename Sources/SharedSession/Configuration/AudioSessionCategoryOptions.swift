@@ -17,7 +17,9 @@ public struct AudioSessionCategoryOptions: OptionSet, Hashable, Sendable, Custom
     /// The speaker rather than the receiver when nothing else is connected. With `playAndRecord`.
     public static let defaultToSpeaker = AudioSessionCategoryOptions(rawValue: 1 << 4)
 
-    static let named: [(AudioSessionCategoryOptions, String, Set<AudioSessionCategory>)] = [
+    /// Each option with its name and the categories it goes with. `package`: SharedSessionRecording
+    /// writes and reads options by these names.
+    package static let named: [(AudioSessionCategoryOptions, String, Set<AudioSessionCategory>)] = [
         (.mixWithOthers, "mixWithOthers", [.playback, .playAndRecord]),
         (.duckOthers, "duckOthers", [.playback, .playAndRecord]),
         (.allowBluetooth, "allowBluetooth", [.playAndRecord]),

@@ -1,4 +1,10 @@
-import Foundation
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// How a duck that follows a stream's activity (``DuckStyle/followActivity(_:level:)``) hears speech:
 /// the followed signal is active while its peak envelope is above ``threshold``, and stays active for

@@ -14,7 +14,8 @@ public struct DuckInfo: Sendable, Hashable, CustomStringConvertible {
     /// The limits of its unit that changed it, if any.
     public let appliedLimits: [UnitLimit]
 
-    init(
+    /// `package`: SharedSessionRecording reads ducks back from a recording's events.
+    package init(
         id: LeaseID, owner: String, style: DuckStyle, acquiredAt: ContinuousClock.Instant,
         deadline: ContinuousClock.Instant? = nil, appliedLimits: [UnitLimit] = []
     ) {

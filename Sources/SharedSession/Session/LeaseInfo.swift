@@ -9,5 +9,13 @@ public struct LeaseInfo: Sendable, Hashable, CustomStringConvertible {
     /// When it was acquired.
     public let acquiredAt: ContinuousClock.Instant
 
+    /// `package`: SharedSessionRecording reads leases back from a recording's events.
+    package init(id: LeaseID, owner: String, type: AudioSessionType, acquiredAt: ContinuousClock.Instant) {
+        self.id = id
+        self.owner = owner
+        self.type = type
+        self.acquiredAt = acquiredAt
+    }
+
     public var description: String { "\(type) \(id) of \(owner)" }
 }

@@ -1,10 +1,11 @@
 import Synchronization
 
 /// Where a session reads the time: the continuous clock, or the times a replay reads from its
-/// recording, so deadlines fall due at the same inputs as in the recorded run.
-struct SessionClock: Sendable {
+/// recording, so deadlines fall due at the same inputs as in the recorded run. `package`, with
+/// ``ManualTime``: SharedSessionRecording's replayer makes its session on a manual clock.
+package struct SessionClock: Sendable {
     /// The time now.
-    let now: @Sendable () -> ContinuousClock.Instant
+    package let now: @Sendable () -> ContinuousClock.Instant
     /// Whether the session wakes itself up at duck deadlines; a replay expires them where the
     /// recording says instead.
     let schedulesDeadlines: Bool
@@ -13,18 +14,18 @@ struct SessionClock: Sendable {
     static let continuous = SessionClock(now: { .now }, schedulesDeadlines: true)
 
     /// A clock that reads `time`, which a replay sets before each input, with no wake-ups.
-    static func manual(_ time: ManualTime) -> SessionClock {
+    package static func manual(_ time: ManualTime) -> SessionClock {
         SessionClock(now: { time.now }, schedulesDeadlines: false)
     }
 }
 
 /// A time a replay sets by hand: the recording's start plus the recorded offset of each input.
-final class ManualTime: Sendable {
+package final class ManualTime: Sendable {
     private let instant: Mutex<ContinuousClock.Instant>
 
-    init(_ start: ContinuousClock.Instant) { instant = Mutex(start) }
+    package init(_ start: ContinuousClock.Instant) { instant = Mutex(start) }
 
     var now: ContinuousClock.Instant { instant.withLock { $0 } }
 
-    func set(_ now: ContinuousClock.Instant) { instant.withLock { $0 = now } }
+    package func set(_ now: ContinuousClock.Instant) { instant.withLock { $0 = now } }
 }

@@ -30,8 +30,9 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
-        /// The code whose ``description`` is `name`, if there is one: how a recording reads it back.
-        init?(named name: String) {
+        /// The code whose ``description`` is `name`, if there is one: how a recording reads it back
+        /// (`package`: SharedSessionRecording's decoder).
+        package init?(named name: String) {
             guard let base = Base(rawValue: name) else { return nil }
             self.init(base)
         }

@@ -40,7 +40,7 @@ extension SharedSession {
         }
     }
 
-    func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
+    package func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
         let outcome = submit(.releaseLease(id, dropped: dropped))
         if dropped, outcome == .applied {
             logger.warning(
@@ -48,19 +48,19 @@ extension SharedSession {
         }
     }
 
-    func unitReleased(owner: String, reason: String, sessions: Int, ducks: Int) {
+    package func unitReleased(owner: String, reason: String, sessions: Int, ducks: Int) {
         logger.notice(
             "unit released",
             metadata: ["owner": "\(owner)", "reason": "\(reason)", "sessions": "\(sessions)", "ducks": "\(ducks)"])
         submit(.unitReleased(owner: owner, reason: reason))
     }
 
-    func ignoredRelease(owner: String, what: String, cause: EventCause) {
+    package func ignoredRelease(owner: String, what: String, cause: EventCause) {
         logger.warning("release ignored: nothing to release", metadata: ["owner": "\(owner)", "what": "\(what)"])
         submit(.ignoredRelease(owner: owner, what: what, cause: cause))
     }
 
-    func reject(_ error: SessionError) {
+    package func reject(_ error: SessionError) {
         submit(.rejected(error))
     }
 
@@ -148,7 +148,7 @@ extension SharedSession {
         }
     }
 
-    func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
+    package func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
         let outcome = submit(.releaseDuck(id, dropped: dropped))
         if dropped, outcome == .applied {
             logger.warning("duck lease dropped without release()", metadata: ["owner": "\(owner)", "lease": "\(id)"])

@@ -59,11 +59,11 @@ extension SharedSession {
         return StreamHandle(id: id, descriptor: descriptor, isMain: isMain, session: self)
     }
 
-    func closeStream(_ id: StreamID) {
+    package func closeStream(_ id: StreamID) {
         submit(.closeStream(id))
     }
 
-    func setStreamVolume(_ id: StreamID, _ volume: Float) throws(SessionError) {
+    package func setStreamVolume(_ id: StreamID, _ volume: Float) throws(SessionError) {
         try checked { () throws(SessionError) in try SessionError.checkUnitInterval(volume, name: "stream volume") }
         guard submit(.setStreamVolume(id, volume)) != .ignored else {
             let error = SessionError(

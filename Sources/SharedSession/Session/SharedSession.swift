@@ -25,7 +25,7 @@ public final class SharedSession: Sendable {
     public let voiceInput: AudioRingBuffer
     let logger: Logger
     /// Where the session reads the time: the continuous clock, or a replay's recorded times.
-    let clock: SessionClock
+    package let clock: SessionClock
 
     let state: Locked<SessionState>
     /// Serialises performing effects, so the engine and the stream controls see the changes in the
@@ -54,7 +54,7 @@ public final class SharedSession: Sendable {
     }
 
     /// Creates a session that reads the time from `clock` (a replay's recorded times).
-    init(engine: some AudioEngine, policy: SessionPolicy, logger: Logger?, clock: SessionClock) {
+    package init(engine: some AudioEngine, policy: SessionPolicy, logger: Logger?, clock: SessionClock) {
         self.engine = engine
         self.policy = policy
         self.clock = clock
@@ -127,7 +127,7 @@ public final class SharedSession: Sendable {
 
     /// Releases the ducks whose deadline has passed by the session's clock; returns the next deadline.
     @discardableResult
-    func expireDeadlines() -> ContinuousClock.Instant? {
+    package func expireDeadlines() -> ContinuousClock.Instant? {
         submit(.expireDeadlines) { state, _ in state.nextDeadline }
     }
 

@@ -15,5 +15,19 @@ public struct StreamInfo: Sendable, Hashable, CustomStringConvertible {
     /// Whether it is paused.
     public let isPaused: Bool
 
+    /// `package`: SharedSessionRecording reads streams back from a recording's events.
+    package init(
+        id: StreamID, descriptor: StreamDescriptor, isMain: Bool, owner: String?, volume: Float, gain: Float,
+        isPaused: Bool
+    ) {
+        self.id = id
+        self.descriptor = descriptor
+        self.isMain = isMain
+        self.owner = owner
+        self.volume = volume
+        self.gain = gain
+        self.isPaused = isPaused
+    }
+
     public var description: String { "\(id) \(descriptor.name) gain \(gain)\(isPaused ? " paused" : "")" }
 }

@@ -1,5 +1,6 @@
 import Foundation
 public import SharedSession
+public import SharedSessionRecording
 
 /// `watch-party --replay FILE`: replays a recorded session on the offline engine and says whether its
 /// events and its streams' levels matched the recording.

@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 import SharedSession
 import SharedSessionMedia
+import SharedSessionRecording
 
 /// Plays a ``Scene`` through a `SharedSession`: the host's movie as the main stream, the SDKs through
 /// `OverlayAudioBridge`s, the platform's events through `handle(_:)`, on the offline engine or on a

@@ -1,7 +1,8 @@
 import Foundation
 public import Logging
+public import SharedSession
 
-/// Runs a ``SessionRecording`` against a fresh session on an ``OfflineEngine`` and compares what
+/// Runs a ``SessionRecording`` against a fresh session on an `OfflineEngine` and compares what
 /// happens with what was recorded: the test an SDK author writes from a bug report's recording.
 ///
 /// ```swift
@@ -53,7 +54,7 @@ public struct SessionReplayer: Sendable {
 
     /// Replays the recording and returns what happened.
     ///
-    /// - Throws: ``SessionError`` with code `quantumOutOfRange` if ``quantum`` is not 1 through 8192.
+    /// - Throws: `SessionError` with code `quantumOutOfRange` if ``quantum`` is not 1 through 8192.
     ///   A replay that diverges from the recording does not throw: see ``ReplayResult/mismatches``.
     public func run() throws(SessionError) -> ReplayResult {
         guard quantum >= 1, quantum <= AudioFormat.maximumQuantum else {
@@ -388,10 +389,7 @@ public struct ReplayResult: Sendable {
     /// An event in the form replays compare: its JSON with sorted keys, without instants (when a
     /// lease was acquired, when a duck's deadline falls), which differ from run to run.
     public static func normalized(_ event: SessionEvent) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.userInfo[.sessionRecordingOmitsInstants] = true
-        guard let data = try? encoder.encode(event) else { return "\(event)" }
+        guard let data = try? RecordingFormat.normalizingEncoder().encode(event) else { return "\(event)" }
         return String(decoding: data, as: UTF8.self)
     }
 }

@@ -1,4 +1,6 @@
-/// The engine a replay runs on: an ``OfflineEngine`` that answers activations, captures and stream
+import SharedSession
+
+/// The engine a replay runs on: an `OfflineEngine` that answers activations, captures and stream
 /// opens as the recorded engine did, in order, and reports only the engine events the recording
 /// holds (never its own quantum changes).
 final class ReplayEngine: AudioEngine {

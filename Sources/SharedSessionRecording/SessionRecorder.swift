@@ -1,5 +1,6 @@
 import Dispatch
 public import Foundation
+public import SharedSession
 
 /// Writes everything that reaches a session, and every event it emits, to a JSON Lines file that
 /// ``SessionReplayer`` can replay: what a host attaches to a bug report ("volume stays low after the
@@ -11,11 +12,11 @@ public import Foundation
 /// try recorder.stop()
 /// ```
 ///
-/// The recorder receives each input and event as a ``SessionInputObserver`` (under the session's
+/// The recorder receives each input and event as a `SessionInputObserver` (under the session's
 /// lane lock, so it only appends them to a buffer) and writes them from a queue of its own, so the
 /// file is at most a moment behind the session. The format is described in ``SessionRecording``.
 ///
-/// Give `framePosition` when the session runs on an ``OfflineEngine`` driven by hand (a test, a
+/// Give `framePosition` when the session runs on an `OfflineEngine` driven by hand (a test, a
 /// render job): `{ engine.framesRendered }`. Each input then carries the frame it arrived at and the
 /// replay renders the same audio between inputs; without it the replay converts times to frames.
 ///
@@ -42,11 +43,8 @@ public final class SessionRecorder: SessionInputObserver {
         var failure: SessionError?
     }
 
-    private enum Line {
-        case input(SessionInput, ContinuousClock.Instant, Int?)
-        case event(SessionEvent, ContinuousClock.Instant)
-        case levels(SessionRecording.Levels, ContinuousClock.Instant, Int?)
-    }
+    /// A line to write: what, when, and at which frame if known.
+    private typealias Line = (content: RecordingFormat.Line.Content, time: ContinuousClock.Instant, frame: Int?)
 
     private let pending = Locked(Pending())
     private let output: Locked<Output>
@@ -54,7 +52,7 @@ public final class SessionRecorder: SessionInputObserver {
     /// Starts recording `session` into a new file at `url` (replacing one that is there): writes the
     /// header with the session's policy and its engine's format, then every input and event from now on.
     ///
-    /// - Throws: ``SessionError`` with code `fileError` if the file cannot be created; nothing is
+    /// - Throws: `SessionError` with code `fileError` if the file cannot be created; nothing is
     ///   recorded then.
     public init(session: SharedSession, to url: URL, framePosition: (@Sendable () -> Int)? = nil)
         throws(SessionError)
@@ -67,13 +65,11 @@ public final class SessionRecorder: SessionInputObserver {
         let format = session.engine.format
         let handle: FileHandle
         do {
-            // The envelope by hand, so the format and version come first; the values with sorted keys.
-            let policy = String(decoding: try Self.encoder(start).encode(session.policy), as: UTF8.self)
-            let header =
-                #"{"format":"\#(SessionRecording.format)","version":\#(SessionRecording.version),"#
-                + #""sampleRate":\#(format.sampleRate),"channels":\#(format.channels),"#
-                + #""recordedAt":"\#(ISO8601DateFormatter().string(from: Date()))","policy":\#(policy)}"#
-            let data = Data((header + "\n").utf8)
+            let header = RecordingFormat.Header(
+                format: SessionRecording.format, version: SessionRecording.version, sampleRate: format.sampleRate,
+                channels: format.channels, recordedAt: ISO8601DateFormatter().string(from: Date()),
+                policy: session.policy)
+            let data = Data((try header.text(RecordingFormat.encoder(origin: start)) + "\n").utf8)
             guard FileManager.default.createFile(atPath: url.path, contents: data) else {
                 throw CocoaError(.fileWriteUnknown)
             }
@@ -91,24 +87,24 @@ public final class SessionRecorder: SessionInputObserver {
 
     /// Receives an input: kept for the writing queue.
     public func session(_ session: SharedSession, received input: SessionInput, at time: ContinuousClock.Instant) {
-        append(.input(input, time, framePosition?()))
+        append((.input(input), time, framePosition?()))
     }
 
     /// Receives an event: kept for the writing queue.
     public func session(_ session: SharedSession, emitted event: SessionEvent, at time: ContinuousClock.Instant) {
-        append(.event(event, time))
+        append((.event(event), time, nil))
     }
 
-    /// Writes the gain each stream's render side has reached now (for an ``OfflineEngine``,
-    /// ``OfflineEngine/currentGain(of:)``), under `label`: a point where ``SessionReplayer`` checks that
+    /// Writes the gain each stream's render side has reached now (for an `OfflineEngine`,
+    /// `OfflineEngine.currentGain(of:)`), under `label`: a point where ``SessionReplayer`` checks that
     /// its own render side reached the same gains, within 0.1 dB. Call it between render calls, from
     /// the thread that renders.
     public func recordLevels(_ gains: [StreamID: Float], label: String) {
-        let levels = SessionRecording.Levels(
+        let levels = RecordingFormat.Levels(
             label: label,
-            gains: gains.sorted { $0.key < $1.key }.map { SessionRecording.Levels.Gain(stream: $0.key, gain: $0.value) }
+            gains: gains.sorted { $0.key < $1.key }.map { RecordingFormat.Levels.Gain(stream: $0.key, gain: $0.value) }
         )
-        append(.levels(levels, session.clock.now(), framePosition?()))
+        append((.levels(levels), session.clock.now(), framePosition?()))
     }
 
     private func append(_ line: Line) {
@@ -134,25 +130,14 @@ public final class SessionRecorder: SessionInputObserver {
         output.withLock { output in
             guard let handle = output.handle, output.failure == nil else { return }
             do {
-                let encoder = Self.encoder(start)
-                var data = Data()
+                let encoder = RecordingFormat.encoder(origin: start)
+                var text = ""
                 for line in lines {
-                    // `t` and `frame` first, then the input or event with sorted keys.
-                    switch line {
-                    case .input(let input, let time, let frame):
-                        let value = String(decoding: try encoder.encode(input), as: UTF8.self)
-                        let position = frame.map { #","frame":\#($0)"# } ?? ""
-                        data += Data(#"{"t":\#((time - start).recordedSeconds)\#(position),"input":\#(value)}"#.utf8)
-                    case .event(let event, let time):
-                        let value = String(decoding: try encoder.encode(event), as: UTF8.self)
-                        data += Data(#"{"t":\#((time - start).recordedSeconds),"event":\#(value)}"#.utf8)
-                    case .levels(let levels, let time, let frame):
-                        let value = String(decoding: try encoder.encode(levels), as: UTF8.self)
-                        let position = frame.map { #","frame":\#($0)"# } ?? ""
-                        data += Data(#"{"t":\#((time - start).recordedSeconds)\#(position),"levels":\#(value)}"#.utf8)
-                    }
-                    data += Data("\n".utf8)
+                    text += try RecordingFormat.Line.text(
+                        time: line.time - start, frame: line.frame, line.content, encoder)
+                    text += "\n"
                 }
+                let data = Data(text.utf8)
                 try handle.write(contentsOf: data)
             } catch {
                 output.failure = SessionError(
@@ -165,7 +150,7 @@ public final class SessionRecorder: SessionInputObserver {
 
     /// Writes everything received so far to the file before returning.
     ///
-    /// - Throws: ``SessionError`` with code `fileError` if writing failed (then or earlier).
+    /// - Throws: `SessionError` with code `fileError` if writing failed (then or earlier).
     public func flush() throws(SessionError) {
         queue.sync { write() }
         if let failure = output.withLock({ $0.failure }) { throw failure }
@@ -174,7 +159,7 @@ public final class SessionRecorder: SessionInputObserver {
     /// Stops recording: detaches from the session, writes what is left and closes the file. Stopping
     /// twice does nothing more.
     ///
-    /// - Throws: ``SessionError`` with code `fileError` if writing failed (then or earlier).
+    /// - Throws: `SessionError` with code `fileError` if writing failed (then or earlier).
     public func stop() throws(SessionError) {
         session.removeInputObserver(self)
         pending.withLock { $0.stopped = true }
@@ -185,12 +170,5 @@ public final class SessionRecorder: SessionInputObserver {
             return output.failure
         }
         if let failure { throw failure }
-    }
-
-    static func encoder(_ origin: ContinuousClock.Instant) -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.userInfo[.sessionRecordingOrigin] = RecordingTimeOrigin(origin)
-        return encoder
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+public import SharedSession
 
 /// A session recording read back: the policy and format of the recorded session, and everything
 /// that reached it and that it emitted, in order, as ``SessionRecorder`` wrote them.
@@ -11,7 +12,7 @@ public import Foundation
 /// frames, "levels": {"label": ..., "gains": [{"stream": id, "gain": g}]}}`. Times are seconds since the
 /// recording started.
 ///
-/// Reading refuses, with a ``SessionError`` of code `invalidRecording` whose message starts with
+/// Reading refuses, with a `SessionError` of code `invalidRecording` whose message starts with
 /// `line N:`, a line that is not JSON or lacks a field, a header of another format or of a newer
 /// version, and an input that names a lease or stream the recording never opened.
 public struct SessionRecording: Sendable {
@@ -70,7 +71,7 @@ public struct SessionRecording: Sendable {
 
     /// Reads and checks the recording at `url`.
     ///
-    /// - Throws: ``SessionError`` with code `fileError` if the file cannot be read, or
+    /// - Throws: `SessionError` with code `fileError` if the file cannot be read, or
     ///   `invalidRecording` naming the line and what is wrong with it.
     public init(contentsOf url: URL) throws(SessionError) {
         let text: String
@@ -86,7 +87,7 @@ public struct SessionRecording: Sendable {
 
     /// Reads and checks a recording's text.
     ///
-    /// - Throws: ``SessionError`` with code `invalidRecording` naming the line and what is wrong with it.
+    /// - Throws: `SessionError` with code `invalidRecording` naming the line and what is wrong with it.
     public init(parsing text: String) throws(SessionError) {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         guard let first = lines.first, !first.allSatisfy(\.isWhitespace) else {
@@ -113,7 +114,7 @@ public struct SessionRecording: Sendable {
             }
         }
         // The format and version first: a newer version's header may hold what this one cannot read.
-        let preamble = try decode(Preamble.self, line: 1, first)
+        let preamble = try decode(RecordingFormat.Preamble.self, line: 1, first)
         guard preamble.format == Self.format else {
             throw Self.invalid(1, "format \"\(preamble.format)\" is not a session recording (\"\(Self.format)\")")
         }
@@ -126,7 +127,7 @@ public struct SessionRecording: Sendable {
         guard preamble.version >= 1 else {
             throw Self.invalid(1, "format version \(preamble.version) does not exist: the first is 1")
         }
-        let header = try decode(Header.self, line: 1, first)
+        let header = try decode(RecordingFormat.Header.self, line: 1, first)
         guard header.sampleRate > 0, header.channels > 0 else {
             throw Self.invalid(1, "sampleRate and channels must be positive")
         }
@@ -135,7 +136,7 @@ public struct SessionRecording: Sendable {
         var streams = Set<StreamID>()
         for (index, text) in lines.enumerated().dropFirst() where !text.allSatisfy(\.isWhitespace) {
             let number = index + 1
-            let line = try decode(Line.self, line: number, text)
+            let line = try decode(RecordingFormat.Line.self, line: number, text)
             guard let time = Duration(recordedSeconds: line.t), line.t >= 0 else {
                 throw Self.invalid(number, "t \(line.t) is not a time in seconds since the recording started")
             }
@@ -231,38 +232,5 @@ public struct SessionRecording: Sendable {
         @unknown default:
             return "\(error)"
         }
-    }
-
-    private struct Preamble: Decodable {
-        let format: String
-        let version: Int
-    }
-
-    struct Header: Codable {
-        let format: String
-        let version: Int
-        let sampleRate: Int
-        let channels: Int
-        let policy: SessionPolicy
-        let recordedAt: String?
-    }
-
-    private struct Line: Decodable {
-        let t: Double
-        let frame: Int?
-        let input: SessionInput?
-        let event: SessionEvent?
-        let levels: Levels?
-    }
-
-    /// `{"label": ..., "gains": [{"stream": id, "gain": g}]}`.
-    struct Levels: Codable {
-        struct Gain: Codable {
-            let stream: StreamID
-            let gain: Float
-        }
-
-        let label: String
-        let gains: [Gain]
     }
 }

@@ -1,0 +1,224 @@
+public import SharedSession
+
+// The JSON forms of what reaches a session: every enum as `{"kind": "<case>", <its values by name>}`,
+// each case given once (see ``JSONForm``). See ``SessionRecorder``.
+
+extension SessionInput: Codable, RecordedField {
+    /// Reads `{"kind": "<case>", ...}` with the case's values by name: `acquire` (`type`, `owner`,
+    /// `lease`), `releaseLease` and `releaseDuck` (`lease`, `dropped`), `duck` (`request`, `lease`),
+    /// `expireDeadlines`, `setMainVolume` (`volume`), `play`, `pause`, `suspend` (`renderAnyway`),
+    /// `wakeFromSuspend`, `system` and `engine` (`event`), `openStream` (`descriptor`, `owner`, `volume`,
+    /// `isMain`, `stream`), `openStreamRefused` (`descriptor`, `message`), `closeStream` (`stream`),
+    /// `setStreamVolume` (`stream`, `volume`), `ignoredRelease` (`owner`, `what`, `cause`), `rejected`
+    /// (`error`), `activationOutcome` (`configuration`, `refused`), `captureOutcome` (`refused`),
+    /// `unitReleased` (`owner`, `reason`), `close`. `refused` and a stream's `owner` may be left out.
+    public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
+
+    /// Writes `{"kind": "<case>", ...}` with the case's values by name.
+    public func encode(to encoder: any Encoder) throws { try Self.form.encode(self, to: encoder) }
+
+    static let form = JSONForm<Self>(
+        kinds: "input",
+        [
+            .case(
+                "acquire", "type", "owner", "lease", make: Self.acquire,
+                match: { if case .acquire(let type, let owner, let lease) = $0 { (type, owner, lease) } else { nil } }),
+            .case(
+                "releaseLease", "lease", "dropped", make: Self.releaseLease,
+                match: { if case .releaseLease(let lease, let dropped) = $0 { (lease, dropped) } else { nil } }),
+            .case(
+                "duck", "request", "lease", make: Self.duck,
+                match: { if case .duck(let request, let lease) = $0 { (request, lease) } else { nil } }),
+            .case(
+                "releaseDuck", "lease", "dropped", make: Self.releaseDuck,
+                match: { if case .releaseDuck(let lease, let dropped) = $0 { (lease, dropped) } else { nil } }),
+            .case("expireDeadlines", .expireDeadlines),
+            .case(
+                "setMainVolume", "volume", make: Self.setMainVolume,
+                match: { if case .setMainVolume(let volume) = $0 { volume } else { nil } }),
+            .case("play", .play),
+            .case("pause", .pause),
+            .case(
+                "suspend", "renderAnyway", make: Self.suspend,
+                match: { if case .suspend(let renderAnyway) = $0 { renderAnyway } else { nil } }),
+            .case("wakeFromSuspend", .wakeFromSuspend),
+            .case(
+                "system", "event", make: Self.system, match: { if case .system(let event) = $0 { event } else { nil } }),
+            .case(
+                "engine", "event", make: Self.engine, match: { if case .engine(let event) = $0 { event } else { nil } }),
+            .case(
+                "openStream", "descriptor", "owner", "volume", "isMain", "stream", make: Self.openStream,
+                match: {
+                    if case .openStream(let descriptor, let owner, let volume, let isMain, let stream) = $0 {
+                        (descriptor, owner, volume, isMain, stream)
+                    } else {
+                        nil
+                    }
+                }),
+            .case(
+                "openStreamRefused", "descriptor", "message", make: Self.openStreamRefused,
+                match: {
+                    if case .openStreamRefused(let descriptor, let message) = $0 { (descriptor, message) } else { nil }
+                }),
+            .case(
+                "closeStream", "stream", make: Self.closeStream,
+                match: { if case .closeStream(let stream) = $0 { stream } else { nil } }),
+            .case(
+                "setStreamVolume", "stream", "volume", make: Self.setStreamVolume,
+                match: { if case .setStreamVolume(let stream, let volume) = $0 { (stream, volume) } else { nil } }),
+            .case(
+                "ignoredRelease", "owner", "what", "cause", make: Self.ignoredRelease,
+                match: {
+                    if case .ignoredRelease(let owner, let what, let cause) = $0 { (owner, what, cause) } else { nil }
+                }),
+            .case(
+                "rejected", "error", make: Self.rejected,
+                match: { if case .rejected(let error) = $0 { error } else { nil } }),
+            .case(
+                "activationOutcome", "configuration", "refused", make: Self.activationOutcome,
+                match: {
+                    if case .activationOutcome(let configuration, let refused) = $0 {
+                        (configuration, refused)
+                    } else {
+                        nil
+                    }
+                }),
+            .case(
+                "captureOutcome", "refused", make: Self.captureOutcome,
+                match: { if case .captureOutcome(let refused) = $0 { refused } else { nil } }),
+            .case(
+                "unitReleased", "owner", "reason", make: Self.unitReleased,
+                match: { if case .unitReleased(let owner, let reason) = $0 { (owner, reason) } else { nil } }),
+            .case("close", .close),
+        ])
+}
+
+extension SystemEvent: Codable, RecordedField {
+    /// Reads `{"kind": ...}` with the case's values: `interruptionEnded` has `shouldResume`,
+    /// `routeChanged` has `route`.
+    public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
+
+    /// Writes `{"kind": ...}` with the case's values.
+    public func encode(to encoder: any Encoder) throws { try Self.form.encode(self, to: encoder) }
+
+    static let form = JSONForm<Self>(
+        kinds: "system event",
+        [
+            .case("interruptionBegan", .interruptionBegan),
+            .case(
+                "interruptionEnded", "shouldResume", make: Self.interruptionEnded,
+                match: { if case .interruptionEnded(let resume) = $0 { resume } else { nil } }),
+            .case(
+                "routeChanged", "route", make: Self.routeChanged,
+                match: { if case .routeChanged(let route) = $0 { route } else { nil } }),
+            .case("didEnterBackground", .didEnterBackground),
+            .case("willEnterForeground", .willEnterForeground),
+            .case("otherAudioStarted", .otherAudioStarted),
+            .case("otherAudioStopped", .otherAudioStopped),
+        ])
+}
+
+extension EngineEvent: Codable, RecordedField {
+    /// Reads `{"kind": ...}` with the case's values: `system` has `event`; `externalVolumeChange` has
+    /// `stream` and `volume`; `streamFault` has `stream` and `reason`; `connectionLost` has `reason`;
+    /// `reconnected` has `attempts` and `downtime` (seconds); `quantumChanged` has `frames`.
+    public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
+
+    /// Writes `{"kind": ...}` with the case's values.
+    public func encode(to encoder: any Encoder) throws { try Self.form.encode(self, to: encoder) }
+
+    static let form = JSONForm<Self>(
+        kinds: "engine event",
+        [
+            .case(
+                "system", "event", make: Self.system, match: { if case .system(let event) = $0 { event } else { nil } }),
+            .case(
+                "externalVolumeChange", "stream", "volume", make: Self.externalVolumeChange,
+                match: { if case .externalVolumeChange(let stream, let volume) = $0 { (stream, volume) } else { nil } }),
+            .case(
+                "streamFault", "stream", "reason", make: Self.streamFault,
+                match: { if case .streamFault(let stream, let reason) = $0 { (stream, reason) } else { nil } }),
+            .case(
+                "connectionLost", "reason", make: Self.connectionLost,
+                match: { if case .connectionLost(let reason) = $0 { reason } else { nil } }),
+            .case(
+                "reconnected", "attempts", "downtime", make: Self.reconnected,
+                match: { if case .reconnected(let attempts, let downtime) = $0 { (attempts, downtime) } else { nil } }),
+            .case(
+                "quantumChanged", "frames", make: Self.quantumChanged,
+                match: { if case .quantumChanged(let frames) = $0 { frames } else { nil } }),
+        ])
+}
+
+extension ActivitySource: Codable, RecordedField {
+    /// Reads `{"kind": "stream", "stream": id}` or `{"kind": "voiceInput"}`.
+    public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
+
+    /// Writes `{"kind": "stream", "stream": id}` or `{"kind": "voiceInput"}`.
+    public func encode(to encoder: any Encoder) throws { try Self.form.encode(self, to: encoder) }
+
+    static let form = JSONForm<Self>(
+        kinds: "activity source",
+        [
+            .case("stream", "stream", make: Self.stream, match: { if case .stream(let id) = $0 { id } else { nil } }),
+            .case("voiceInput", .voiceInput),
+        ])
+}
+
+extension DuckStyle: Codable, RecordedField {
+    /// Reads `{"kind": "duck", "level": ...}`, `{"kind": "pause"}` or
+    /// `{"kind": "followActivity", "source": ..., "level": ...}`; a `level` left out is the policy's.
+    public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
+
+    /// Writes `{"kind": ...}` with the case's values.
+    public func encode(to encoder: any Encoder) throws { try Self.form.encode(self, to: encoder) }
+
+    static let form = JSONForm<Self>(
+        kinds: "duck style",
+        [
+            .case("duck", "level", make: Self.duck, match: { if case .duck(let level) = $0 { level } else { nil } }),
+            .case("pause", .pause),
+            .case(
+                "followActivity", "source", "level", make: Self.followActivity,
+                match: { if case .followActivity(let source, let level) = $0 { (source, level) } else { nil } }),
+        ])
+}
+
+extension DuckRequest: Codable, RecordedField {
+    /// Reads `{"owner", "style", "maximumHold"}`; `style` left out is a plain duck, `maximumHold`
+    /// (seconds) left out is none.
+    public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
+
+    /// Writes `{"owner", "style", "maximumHold"}`.
+    public func encode(to encoder: any Encoder) throws { try Self.form.encode(self, to: encoder) }
+
+    static let form = JSONForm<Self>(
+        object: "duck request", "owner", Field("style", default: .duck(level: nil)), "maximumHold",
+        make: Self.init(owner:style:maximumHold:), parts: { ($0.owner, $0.style, $0.maximumHold) })
+}
+
+extension EventCause: Codable, RecordedField {
+    /// Reads `{"kind": "sessionLease"|"duckLease", "lease", "owner"}`, `{"kind": "host"}`,
+    /// `{"kind": "unit", "owner"}`, `{"kind": "system", "event"}` or `{"kind": "engine", "event"}`.
+    public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
+
+    /// Writes `{"kind": ...}` with the case's values.
+    public func encode(to encoder: any Encoder) throws { try Self.form.encode(self, to: encoder) }
+
+    static let form = JSONForm<Self>(
+        kinds: "event cause",
+        [
+            .case(
+                "sessionLease", "lease", "owner", make: Self.sessionLease,
+                match: { if case .sessionLease(let lease, let owner) = $0 { (lease, owner) } else { nil } }),
+            .case(
+                "duckLease", "lease", "owner", make: Self.duckLease,
+                match: { if case .duckLease(let lease, let owner) = $0 { (lease, owner) } else { nil } }),
+            .case("host", .host),
+            .case("unit", "owner", make: Self.unit, match: { if case .unit(let owner) = $0 { owner } else { nil } }),
+            .case(
+                "system", "event", make: Self.system, match: { if case .system(let event) = $0 { event } else { nil } }),
+            .case(
+                "engine", "event", make: Self.engine, match: { if case .engine(let event) = $0 { event } else { nil } }),
+        ])
+}
