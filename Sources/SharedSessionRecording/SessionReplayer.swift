@@ -161,13 +161,10 @@ private struct ReplayRun {
     var quantum: Int
     let source: @Sendable (StreamDescriptor) -> any AudioSource
 
-    /// Leases and handles the replayed calls returned, kept so none is released by being dropped.
-    var sessionLeases: [LeaseID: SessionLease] = [:]
-    var duckLeases: [LeaseID: DuckLease] = [:]
+    /// The handles of the streams the replay opened, kept so none is closed by being dropped.
     var handles: [StreamID: StreamHandle] = [:]
-    var owners: [LeaseID: String] = [:]
-    /// Errors a replayed call made the session reject by itself: the recording's next `rejected`
-    /// inputs are their record, not calls to replay.
+    /// Errors a replayed stream open made the session reject by itself: the recording's next
+    /// `rejected` inputs are their record, not calls to replay.
     var ownRejections: [SessionError] = []
     var mismatches: [ReplayMismatch] = []
     var mainStreams: [StreamID] = []
@@ -213,46 +210,11 @@ private struct ReplayRun {
         mismatches.append(ReplayMismatch(line: line, recorded: recorded, replayed: replayed))
     }
 
+    /// Replays one input: a fold. Every input goes down the session's road as it was recorded,
+    /// except the few that need more than the input: a stream to open needs its source, an engine
+    /// event comes from the engine, and the engine's answers are given when the session asks.
     mutating func apply(_ input: SessionInput, line: Int) {
         switch input {
-        case .acquire(let type, let owner, let id):
-            owners[id] = owner
-            guard let lease = try? session.acquire(type, owner: owner) else { return }
-            sessionLeases[id] = lease
-            if lease.id != id { note(line, recorded: "\(id)", replayed: "\(lease.id)") }
-        case .releaseLease(let id, let dropped):
-            // As the recorded holder did: release() it, or let go of it (its deinit drops it).
-            if let lease = sessionLeases.removeValue(forKey: id) {
-                if !dropped { lease.release() }
-            } else {
-                session.releaseLease(id, owner: owners[id] ?? "", dropped: dropped)
-            }
-        case .duck(let request, let id):
-            owners[id] = request.owner
-            let lease = try? session.duck(request)
-            if let lease { duckLeases[lease.id] = lease }
-            if (lease?.id ?? LeaseID(rawValue: 0)) != id {
-                note(line, recorded: "duck \(id)", replayed: lease.map { "duck \($0.id)" } ?? "duck refused")
-            }
-        case .releaseDuck(let id, let dropped):
-            if let lease = duckLeases.removeValue(forKey: id) {
-                if !dropped { lease.release() }
-            } else {
-                session.releaseDuck(id, owner: owners[id] ?? "", dropped: dropped)
-            }
-        case .expireDeadlines: session.expireDeadlines()
-        case .setMainVolume(let volume):
-            do { try session.setMainVolume(volume) } catch { ownRejections.append(error) }
-        case .play: session.play()
-        case .pause: session.pause()
-        case .suspend(let renderAnyway): session.suspend(renderAnyway: renderAnyway)
-        case .wakeFromSuspend: session.wakeFromSuspend()
-        case .system(let event): session.handle(event)
-        case .engine(let event):
-            if case .quantumChanged(let frames) = event, frames >= 1, frames <= AudioFormat.maximumQuantum {
-                quantum = frames
-            }
-            engine.post(event)
         case .openStream(let descriptor, let owner, let volume, let isMain, let id):
             do {
                 let handle =
@@ -274,24 +236,28 @@ private struct ReplayRun {
             } catch {
                 ownRejections.append(error)
             }
-        case .closeStream(let id): session.closeStream(id)
-        case .setStreamVolume(let id, let volume):
-            do { try session.setStreamVolume(id, volume) } catch { ownRejections.append(error) }
-        case .ignoredRelease(let owner, let what, let cause):
-            session.ignoredRelease(owner: owner, what: what, cause: cause)
-        case .rejected(let error):
-            if ownRejections.isEmpty {
-                session.reject(error)
-            } else {
-                let own = ownRejections.removeFirst()
-                if own != error { note(line, recorded: "rejected \(error)", replayed: "rejected \(own)") }
+        case .engine(let event):
+            if case .quantumChanged(let frames) = event, frames >= 1, frames <= AudioFormat.maximumQuantum {
+                quantum = frames
             }
+            engine.post(event)
         case .activationOutcome, .captureOutcome:
             // The replay engine gives these answers when the session asks.
             break
-        case .unitReleased(let owner, let reason):
-            session.unitReleased(owner: owner, reason: reason, sessions: 0, ducks: 0)
-        case .close: session.close()
+        case .rejected(let error) where !ownRejections.isEmpty:
+            // A stream open above was refused here too, and the session rejected it by itself: this
+            // line is its record, not a call to replay.
+            let own = ownRejections.removeFirst()
+            if own != error { note(line, recorded: "rejected \(error)", replayed: "rejected \(own)") }
+        default:
+            let made = session.submitRecorded(input)
+            switch input {
+            case .acquire(_, _, let id) where made != id:
+                note(line, recorded: "\(id)", replayed: made.map { "\($0)" } ?? "no lease")
+            case .duck(_, let id) where (made ?? LeaseID(rawValue: 0)) != id:
+                note(line, recorded: "duck \(id)", replayed: made.map { "duck \($0)" } ?? "duck refused")
+            default: break
+            }
         }
     }
 }

@@ -179,7 +179,7 @@ enum GoldenScenario {
         session.pauseMain(owner: "strict").release()
         let held = session.duck(owner: "sdk")
         try advance()
-        session.expireDeadlines()
+        _ = session.submitRecorded(.expireDeadlines)
         held.release()
         do { _ = session.duck(owner: "feed") }
         do { _ = try session.acquire(.generic, owner: "dropper") }

@@ -14,33 +14,60 @@ extension SharedSession {
     ///   configuration, or `limitExceeded` if the unit may not take the voice session; the session and
     ///   every lease already held stay as they were.
     public func acquire(_ type: AudioSessionType, owner: String) throws(SessionError) -> SessionLease {
-        // A placeholder id: the state gives the lease its id, and the recording keeps that one.
-        let input = SessionInput.acquire(type, owner: owner, lease: LeaseID(rawValue: 0))
-        let granted = submit(input) { state, outcome -> Result<(LeaseID, AudioSessionType?), SessionError> in
-            guard case .lease(let id) = outcome else { preconditionFailure("an acquire always makes a lease") }
-            return .success((id, state.grantedType(id)))
-        } finish: { result in
-            // Granted at once (its configuration was active): its effects started no activation, so
-            // nothing they did can take the grant back. Otherwise the activation's outcome is in: the
-            // lease is granted (as the type its unit's limits allow), or refused with the reason.
-            guard case .success((let id, nil)) = result else { return result }
-            return state.withLock { state in
-                if let type = state.grantedType(id) { return .success((id, type)) }
-                let lost = SessionError(
-                    code: .activationRefused, message: "the session of \(owner) was neither granted nor refused: retry")
-                return .failure(state.takeRefusal(id) ?? lost)
-            }
-        }
-        switch granted {
-        case .success((let id, let grantedType)):
-            return SessionLease(id: id, type: grantedType ?? type, owner: owner, session: self)
-        case .failure(let refusal):
+        switch submitAcquire(type, owner: owner) {
+        case (let id, .success(let granted)):
+            return SessionLease(id: id, type: granted, owner: owner, session: self)
+        case (_, .failure(let refusal)):
             logger.error("session lease refused", metadata: ["owner": "\(owner)", "error": "\(refusal)"])
             throw refusal
         }
     }
 
-    package func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
+    /// Where an acquire stands on its road.
+    private enum AcquireStep: Sendable {
+        case granted(LeaseID, AudioSessionType)
+        case waiting(LeaseID)
+        case refused(LeaseID, SessionError)
+    }
+
+    /// The road of an acquire: the lease's id, and the type it was granted as or why it was refused.
+    private func submitAcquire(
+        _ type: AudioSessionType, owner: String
+    ) -> (LeaseID, Result<AudioSessionType, SessionError>) {
+        // A placeholder id: the state gives the lease its id, and the recording keeps that one.
+        let input = SessionInput.acquire(type, owner: owner, lease: LeaseID(rawValue: 0))
+        let step = submit(input) { state, outcome -> AcquireStep in
+            guard case .lease(let id) = outcome else { preconditionFailure("an acquire always makes a lease") }
+            return state.grantedType(id).map { .granted(id, $0) } ?? .waiting(id)
+        } finish: { step in
+            // Granted at once (its configuration was active): its effects started no activation, so
+            // nothing they did can take the grant back. Otherwise the activation's outcome is in: the
+            // lease is granted (as the type its unit's limits allow), or refused with the reason.
+            guard case .waiting(let id) = step else { return step }
+            return state.withLock { state in
+                if let granted = state.grantedType(id) { return .granted(id, granted) }
+                let lost = SessionError(
+                    code: .activationRefused, message: "the session of \(owner) was neither granted nor refused: retry")
+                return .refused(id, state.takeRefusal(id) ?? lost)
+            }
+        }
+        switch step {
+        case .granted(let id, let granted): return (id, .success(granted))
+        case .refused(let id, let error): return (id, .failure(error))
+        case .waiting(let id): preconditionFailure("\(id) of \(owner): finish always grants or refuses")
+        }
+    }
+
+    /// Sends a recorded input down the road as it came, for a replay: a fold over a recording's
+    /// inputs. Returns the id of the lease it made, if it made one (a replay compares it with the
+    /// recorded one).
+    package func submitRecorded(_ input: SessionInput) -> LeaseID? {
+        if case .acquire(let type, let owner, _) = input { return submitAcquire(type, owner: owner).0 }
+        if case .lease(let id) = submit(input) { return id }
+        return nil
+    }
+
+    func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
         let outcome = submit(.releaseLease(id, dropped: dropped))
         if dropped, outcome == .applied {
             logger.warning(
@@ -48,19 +75,19 @@ extension SharedSession {
         }
     }
 
-    package func unitReleased(owner: String, reason: String, sessions: Int, ducks: Int) {
+    func unitReleased(owner: String, reason: String, sessions: Int, ducks: Int) {
         logger.notice(
             "unit released",
             metadata: ["owner": "\(owner)", "reason": "\(reason)", "sessions": "\(sessions)", "ducks": "\(ducks)"])
         submit(.unitReleased(owner: owner, reason: reason))
     }
 
-    package func ignoredRelease(owner: String, what: String, cause: EventCause) {
+    func ignoredRelease(owner: String, what: String, cause: EventCause) {
         logger.warning("release ignored: nothing to release", metadata: ["owner": "\(owner)", "what": "\(what)"])
         submit(.ignoredRelease(owner: owner, what: what, cause: cause))
     }
 
-    package func reject(_ error: SessionError) {
+    func reject(_ error: SessionError) {
         submit(.rejected(error))
     }
 
@@ -148,7 +175,7 @@ extension SharedSession {
         }
     }
 
-    package func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
+    func releaseDuck(_ id: LeaseID, owner: String, dropped: Bool) {
         let outcome = submit(.releaseDuck(id, dropped: dropped))
         if dropped, outcome == .applied {
             logger.warning("duck lease dropped without release()", metadata: ["owner": "\(owner)", "lease": "\(id)"])

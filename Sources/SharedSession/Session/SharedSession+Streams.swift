@@ -59,11 +59,11 @@ extension SharedSession {
         return StreamHandle(id: id, descriptor: descriptor, isMain: isMain, session: self)
     }
 
-    package func closeStream(_ id: StreamID) {
+    func closeStream(_ id: StreamID) {
         submit(.closeStream(id))
     }
 
-    package func setStreamVolume(_ id: StreamID, _ volume: Float) throws(SessionError) {
+    func setStreamVolume(_ id: StreamID, _ volume: Float) throws(SessionError) {
         try checked { () throws(SessionError) in try SessionError.checkUnitInterval(volume, name: "stream volume") }
         guard submit(.setStreamVolume(id, volume)) != .ignored else {
             let error = SessionError(

@@ -127,7 +127,7 @@ public final class SharedSession: Sendable {
 
     /// Releases the ducks whose deadline has passed by the session's clock; returns the next deadline.
     @discardableResult
-    package func expireDeadlines() -> ContinuousClock.Instant? {
+    func expireDeadlines() -> ContinuousClock.Instant? {
         submit(.expireDeadlines) { state, _ in state.nextDeadline }
     }
 
