@@ -15,11 +15,9 @@ let package = Package(
         .library(name: "SharedSessionTesting", targets: ["SharedSessionTesting"]),
         .library(name: "SharedSessionPipeWire", targets: ["SharedSessionPipeWire"]),
         .library(name: "SharedSessionMedia", targets: ["SharedSessionMedia"]),
-        .executable(name: "watch-party", targets: ["WatchParty"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
@@ -65,49 +63,8 @@ let package = Package(
             dependencies: ["SharedSession", "CFFmpegShim"],
             swiftSettings: strict
         ),
-        // The watch-party example: a thin executable over a library of its own (scenes, live view,
-        // plot), which its tests use. Cairo (libcairo2-dev, installed by Scripts/install) draws the
-        // plot; only the example links it.
-        .systemLibrary(
-            name: "CCairo",
-            path: "Examples/WatchParty/Sources/CCairo",
-            pkgConfig: "cairo",
-            providers: [.apt(["libcairo2-dev"])]
-        ),
-        .target(
-            name: "WatchPartyKit",
-            dependencies: [
-                "SharedSession",
-                "SharedSessionPipeWire",
-                "SharedSessionMedia",
-                "SharedSessionTesting",
-                "CCairo",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Examples/WatchParty/Sources/WatchPartyKit",
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "WatchParty",
-            dependencies: [
-                "WatchPartyKit",
-                "SharedSession",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Examples/WatchParty/Sources/watch-party",
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "WatchPartyKitTests",
-            dependencies: [
-                "WatchPartyKit",
-                "SharedSession",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Examples/WatchParty/Tests/WatchPartyKitTests",
-            swiftSettings: strict
-        ),
+        // The watch-party example is a package of its own (Examples/WatchParty), so apps depending on
+        // this one never resolve its dependencies.
         .target(
             name: "CRealtimeProbe",
             path: "Tests/CRealtimeProbe"
