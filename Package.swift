@@ -63,8 +63,15 @@ let package = Package(
             dependencies: ["SharedSession", "CFFmpegShim"],
             swiftSettings: strict
         ),
-        // The watch-party example is a package of its own (Examples/WatchParty), so apps depending on
-        // this one never resolve its dependencies.
+        // The example a developer copies (Examples/MinimalHost: a host app and one SDK sharing the
+        // session). It uses only the library's products. The watch-party harness is a package of its own
+        // (Examples/WatchParty), so apps depending on this one never resolve its dependencies.
+        .executableTarget(
+            name: "minimal-host",
+            dependencies: ["SharedSession", "SharedSessionPipeWire"],
+            path: "Examples/MinimalHost",
+            swiftSettings: strict
+        ),
         .target(
             name: "CRealtimeProbe",
             path: "Tests/CRealtimeProbe"
