@@ -16,11 +16,9 @@ let package = Package(
         .library(name: "SharedSessionTesting", targets: ["SharedSessionTesting"]),
         .library(name: "SharedSessionPipeWire", targets: ["SharedSessionPipeWire"]),
         .library(name: "SharedSessionMedia", targets: ["SharedSessionMedia"]),
-        .executable(name: "watch-party", targets: ["WatchParty"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
@@ -72,48 +70,13 @@ let package = Package(
             dependencies: ["SharedSession", "CFFmpegShim"],
             swiftSettings: strict
         ),
-        // The watch-party example: a thin executable over a library of its own (scenes, live view,
-        // plot), which its tests use. Cairo (libcairo2-dev, installed by Scripts/install) draws the
-        // plot; only the example links it.
-        .systemLibrary(
-            name: "CCairo",
-            path: "Examples/WatchParty/Sources/CCairo",
-            pkgConfig: "cairo",
-            providers: [.apt(["libcairo2-dev"])]
-        ),
-        .target(
-            name: "WatchPartyKit",
-            dependencies: [
-                "SharedSession",
-                "SharedSessionRecording",
-                "SharedSessionPipeWire",
-                "SharedSessionMedia",
-                "SharedSessionTesting",
-                "CCairo",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Examples/WatchParty/Sources/WatchPartyKit",
-            swiftSettings: strict
-        ),
+        // The example a developer copies (Examples/MinimalHost: a host app and one SDK sharing the
+        // session). It uses only the library's products. The watch-party harness is a package of its own
+        // (Examples/WatchParty), so apps depending on this one never resolve its dependencies.
         .executableTarget(
-            name: "WatchParty",
-            dependencies: [
-                "WatchPartyKit",
-                "SharedSession",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Examples/WatchParty/Sources/watch-party",
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "WatchPartyKitTests",
-            dependencies: [
-                "WatchPartyKit",
-                "SharedSession",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Examples/WatchParty/Tests/WatchPartyKitTests",
+            name: "minimal-host",
+            dependencies: ["SharedSession", "SharedSessionPipeWire"],
+            path: "Examples/MinimalHost",
             swiftSettings: strict
         ),
         .target(

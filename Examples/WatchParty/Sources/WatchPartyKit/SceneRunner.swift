@@ -2,7 +2,6 @@ import Foundation
 public import Logging
 import SharedSession
 import SharedSessionMedia
-import SharedSessionRecording
 
 /// Plays a ``Scene`` through a `SharedSession`: the host's movie as the main stream, the SDKs through
 /// `OverlayAudioBridge`s, the platform's events through `handle(_:)`, on the offline engine or on a
@@ -23,7 +22,7 @@ public final class SceneRunner {
     private let recordingPath: String?
 
     /// A runner for `scene` on `engine`, showing it on `view`; with `recordingTo`, the session's
-    /// inputs and events are recorded to that file (a `SessionRecorder`), for `watch-party --replay`.
+    /// inputs and events are recorded to that file (a ``RunRecorder``), for `watch-party --replay`.
     public init(scene: Scene, engine: Engine, view: LiveView, logger: Logger, recordingTo: String? = nil) {
         self.scene = scene
         self.engineChoice = engine
@@ -58,10 +57,7 @@ public final class SceneRunner {
         let session = SharedSession(engine: playback.engine, policy: .default, logger: logger)
         let offline = playback.engine as? OfflineEngine
         let recorder = try recordingPath.map { path throws(SessionError) in
-            // On the offline engine each input carries its frame, so a replay renders the same audio.
-            var position: (@Sendable () -> Int)?
-            if let offline { position = { offline.framesRendered } }
-            return try SessionRecorder(session: session, to: URL(fileURLWithPath: path), framePosition: position)
+            try RunRecorder(session: session, path: path, offline: offline)
         }
         let log = EventLog(clock: { playback.now }, sink: { view.event($0) })
         // The session holds its delegate weakly; `log` lives until the end of run().
@@ -75,11 +71,11 @@ public final class SceneRunner {
             try state.openMovie()
             for cue in scene.cues {
                 try state.advance(to: state.frame(at: cue.time))
-                if let recorder, let offline { state.recordLevels(recorder, offline, label: cue.action.caption) }
+                recorder?.recordLevels(of: state.names.keys, label: cue.action.caption)
                 try state.apply(cue)
             }
             try state.advance(to: state.frame(at: scene.duration))
-            if let recorder, let offline { state.recordLevels(recorder, offline, label: "end of the scene") }
+            recorder?.recordLevels(of: state.names.keys, label: "end of the scene")
         } catch {
             // Give back what the scene held and stop the engine (and PipeWire's recorder) before saying why.
             view.end(snapshot: session.snapshot)
@@ -517,15 +513,6 @@ private final class RunState {
         for name in labels {
             padStem(name, to: frame)
         }
-    }
-
-    /// Records the gain every open stream's render side has reached: where a replay checks its levels.
-    func recordLevels(_ recorder: SessionRecorder, _ offline: OfflineEngine, label: String) {
-        var gains: [StreamID: Float] = [:]
-        for id in names.keys {
-            if let gain = offline.currentGain(of: id) { gains[id] = gain }
-        }
-        recorder.recordLevels(gains, label: label)
     }
 
     /// Pads the stem of `name` with silence up to `frame`, for the time before its stream opened.

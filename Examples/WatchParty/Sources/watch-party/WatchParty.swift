@@ -27,7 +27,8 @@ struct WatchParty: ParsableCommand {
             terminal). Afterwards the levels are read at the scene's marks and checked against what \
             the scene expects.
 
-            Exit status: 2 when the scene file cannot be read (its line and field are named); 1 when \
+            Exit status: 2 when the scene file cannot be read (its line and field are named), or when \
+            --output or --record names a file that cannot be written (checked before playing); 1 when \
             the scene cannot be played or a level is off by more than 0.1 dB offline (0.5 dB on \
             PipeWire).
 
@@ -82,6 +83,14 @@ struct WatchParty: ParsableCommand {
         let loaded: Scene
         do {
             loaded = try Scene.load(path: scene)
+        } catch {
+            FileHandle.standardError.write(Data("watch-party: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        // The files are written after the scene has played: a path that cannot take them fails now.
+        do {
+            try OutputFile.check(output, option: "--output")
+            if let record { try OutputFile.check(record, option: "--record") }
         } catch {
             FileHandle.standardError.write(Data("watch-party: \(error)\n".utf8))
             throw ExitCode(2)

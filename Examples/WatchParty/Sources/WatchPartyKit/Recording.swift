@@ -1,6 +1,43 @@
+// Every use the example makes of the session-recording types (`SessionRecorder`, `SessionRecording`,
+// `SessionReplayer`, in the SharedSessionRecording product) is in this file: `--record` (RunRecorder)
+// and `--replay` (ReplayCheck).
 import Foundation
 public import SharedSession
 public import SharedSessionRecording
+
+/// `watch-party --record FILE`: the session's inputs and events written to a file while the scene plays,
+/// and, offline, the gain each stream has reached before every cue, where a replay checks its levels.
+final class RunRecorder {
+    private let recorder: SessionRecorder
+    private let offline: OfflineEngine?
+
+    /// Starts recording `session` to `path`. On the offline engine (`offline`) each input carries its
+    /// frame, so a replay renders the same audio.
+    ///
+    /// - Throws: `SessionError` with code `fileError` when the file cannot be written.
+    init(session: SharedSession, path: String, offline: OfflineEngine?) throws(SessionError) {
+        var position: (@Sendable () -> Int)?
+        if let offline { position = { offline.framesRendered } }
+        recorder = try SessionRecorder(session: session, to: URL(fileURLWithPath: path), framePosition: position)
+        self.offline = offline
+    }
+
+    /// Records the gain the render side of each of `streams` has reached, under `label`. Only offline:
+    /// on PipeWire the gains are applied on the daemon's cycle, where a replay cannot compare them.
+    func recordLevels(of streams: some Sequence<StreamID>, label: String) {
+        guard let offline else { return }
+        var gains: [StreamID: Float] = [:]
+        for id in streams {
+            if let gain = offline.currentGain(of: id) { gains[id] = gain }
+        }
+        recorder.recordLevels(gains, label: label)
+    }
+
+    /// Stops recording and closes the file.
+    func stop() throws(SessionError) {
+        try recorder.stop()
+    }
+}
 
 /// `watch-party --replay FILE`: replays a recorded session on the offline engine and says whether its
 /// events and its streams' levels matched the recording.
