@@ -46,6 +46,11 @@ final class CoreConnection {
         events.deallocate()
     }
 
+    /// Where libpipewire looks for the daemon with this connection's socket name.
+    var socket: DaemonSocket {
+        DaemonSocket(remoteName: remoteName) { name in getenv(name).map { String(cString: $0) } }
+    }
+
     /// Connects the core and starts watching the registry. Returns 0 or a negative errno.
     func connect() -> Int32 {
         var properties: UnsafeMutablePointer<pw_properties>?

@@ -92,14 +92,11 @@ final class EngineCore {
 
     // MARK: Connection
 
-    /// Connects for the first time and adds the timer.
+    /// Connects for the first time and adds the timer. Throws, saying where it looked and what the user
+    /// can do, when no daemon answers.
     func start() throws(SessionError) {
         let result = connect()
-        guard result >= 0 else {
-            throw .pipeWire(
-                .engineUnavailable, "no PipeWire daemon could be reached", result: result,
-                fix: SessionError.startDaemonAdvice)
-        }
+        guard result >= 0 else { throw .noDaemon(at: connection.socket, result: result) }
         timer = LoopTimer(loop: loop) { [unowned self] in self.housekeeping() }
         reschedule()
     }
