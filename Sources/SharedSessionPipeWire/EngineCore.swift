@@ -53,6 +53,9 @@ final class EngineCore {
     /// Set when the connection broke, until the housekeeping has torn it down.
     private var brokenReason: String?
     private var quantum = QuantumWatch()
+    /// When the housekeeping last ran: fades are looked at ``fadeCheckInterval`` after it, however
+    /// often events re-arm the timer meanwhile.
+    private var lastHousekeeping = ContinuousClock.now
     var graph: GraphTracker
     /// Set by ``shutdown()``: the context is gone and nothing may be opened any more.
     private(set) var isShutDown = false
@@ -168,6 +171,7 @@ final class EngineCore {
     /// - the quantum, which the daemon re-plans without telling clients (``QuantumWatch``).
     func housekeeping() {
         let now = ContinuousClock.now
+        lastHousekeeping = now
         if brokenReason != nil, connection.core != nil {
             disconnect()
             reconnect.tornDown(at: now)
@@ -204,11 +208,11 @@ final class EngineCore {
         let now = ContinuousClock.now
         guard connection.core != nil else { return timer.arm(for: reconnect.nextAttempt) }
         guard brokenReason == nil else { return timer.arm(for: now) }
-        var nodes = streams.values.compactMap(\.node) + closing.map(\.node)
-        nodes += [bus.node, voice.node, monitor.node].compactMap { $0 }
-        var due = nodes.compactMap(\.health.nextDeadline)
-        if !closing.isEmpty || bus.hasPendingWork { due.append(now + Self.fadeCheckInterval) }
-        if let read = quantum.nextRead(after: now, playing: !nodes.isEmpty) { due.append(read) }
+        // Closing nodes are left out: they go at their fade's end or deadline, started or not.
+        let nodes = streams.values.compactMap(\.node) + [bus.node, voice.node, monitor.node].compactMap { $0 }
+        var due = nodes.compactMap(\.health.nextDeadline) + closing.map(\.deadline)
+        if !closing.isEmpty || bus.hasPendingWork { due.append(lastHousekeeping + Self.fadeCheckInterval) }
+        if let read = quantum.nextRead(after: now, playing: !nodes.isEmpty || !closing.isEmpty) { due.append(read) }
         timer.arm(for: due.min())
     }
 
