@@ -14,16 +14,16 @@ extension EngineCore {
     /// be made; the stream stays on the bus (``closeOnBus(_:)`` takes it off).
     func openOnBus(_ id: StreamID, renderer: StreamRenderer) throws(SessionError) {
         bus.add(id, renderer: renderer)
-        guard bus.node == nil, let core else { return }
-        bus.node = try makeBusNode(core: core)
+        guard bus.node == nil, let core = connection.core else { return }
+        bus.node = try factory.bus(core: core, bus: bus, observer: self)
     }
 
     /// Takes a stream off the bus (nothing if it is not on it). It fades out over its de-click time;
-    /// the housekeeping tick drops it and, once nothing is left, the bus's node.
+    /// the housekeeping drops it and, once nothing is left, the bus's node.
     func closeOnBus(_ id: StreamID) {
         guard bus.contains(id) else { return }
         bus.remove(id)
-        if bus.collect() { stayBusy() }
+        bus.collect()
         if bus.isEmpty { destroyBusNode() }
     }
 
@@ -35,12 +35,12 @@ extension EngineCore {
         bus.nodeDestroyed()
     }
 
-    /// On every tick: drops faded-out overlays and retired tables, reports the bus node's faults for
-    /// every overlay on it, and makes the node again if it never started.
+    /// On every housekeeping: drops faded-out overlays and retired tables, reports the bus node's faults
+    /// for every overlay on it, and makes the node again if it never started.
     func busHousekeeping(at now: ContinuousClock.Instant) {
-        if bus.collect() { stayBusy() }
+        bus.collect()
         if bus.isEmpty { destroyBusNode() }
-        guard let node = bus.node, let core else { return }
+        guard let node = bus.node, let core = connection.core else { return }
         if let fault = node.health.check(at: now) {
             for id in bus.memberIDs { delivery.emit(.streamFault(stream: id, reason: fault)) }
         }
@@ -48,10 +48,9 @@ extension EngineCore {
         logger.info("\(node.name) did not start within \(StreamHealth.relinkAfter); making its node again")
         destroyBusNode()
         do {
-            let made = try makeBusNode(core: core)
+            let made = try factory.bus(core: core, bus: bus, observer: self)
             made.health = node.health.relinked(at: now)
             bus.node = made
-            stayBusy()
         } catch {
             for id in bus.memberIDs {
                 delivery.emit(
@@ -59,22 +58,4 @@ extension EngineCore {
             }
         }
     }
-
-    private func makeBusNode(core: OpaquePointer) throws(SessionError) -> PipeWireStream {
-        let properties: [(String, String)] = [
-            (PW_KEY_MEDIA_TYPE, "Audio"),
-            (PW_KEY_MEDIA_CATEGORY, "Playback"),
-            (PW_KEY_NODE_NAME, "\(nodePrefix).\(Self.busNodeSuffix)"),
-            (PW_KEY_NODE_DESCRIPTION, "\(applicationName) overlays"),
-            (PW_KEY_APP_NAME, applicationName),
-        ]
-        let node = try PipeWireStream(
-            core: core, id: nil, kind: .bus(bus), name: "overlay bus", properties: properties, format: format,
-            shared: shared)
-        node.observer = self
-        return node
-    }
-
-    /// The last component of the bus node's `node.name` (after the engine's node prefix).
-    static let busNodeSuffix = "overlays"
 }

@@ -1,11 +1,16 @@
 internal import CPipeWire
-internal import CPipeWireShim
 import Logging
 import SharedSession
 
-/// The engine's state on the PipeWire loop: the connection, the streams, the watchers and the
-/// reconnection. Reached only through ``ThreadLoop/withLock(_:)`` or from PipeWire callbacks, which
-/// hold the loop lock; never from the data thread.
+/// The engine's state on the PipeWire loop, coordinating its parts: the connection
+/// (``CoreConnection``), the streams' nodes (made by ``NodeFactory``), the overlay bus, the two
+/// captures (``CaptureSlot``), the graph (``GraphTracker``), the reconnection (``ReconnectPolicy``) and
+/// the one timer (``LoopTimer``). Reached only through ``ThreadLoop/withLock(_:)`` or from PipeWire
+/// callbacks, which hold the loop lock; never from the data thread.
+///
+/// Housekeeping follows PipeWire's events: a broken connection is torn down right after the core's
+/// error, nodes' deadlines end when their state changes, the graph's changes arrive from the registry.
+/// The timer is armed only for what no event announces (see ``EngineCore/housekeeping()``).
 final class EngineCore {
     /// A stream the session opened. It outlives connections: on reconnect a new `pw_stream` is
     /// made for it, and its renderer still holds the gain and pause state the session set.
@@ -17,96 +22,71 @@ final class EngineCore {
 
     private let loop: UnsafeMutablePointer<pw_loop>
     private let context: OpaquePointer
+    private let remoteName: String?
     let shared: RealtimeShared
     let delivery: EventDelivery
     let logger: Logger
-    let format: AudioFormat
-    /// Prefix of every node name of this engine, so its own streams are never "other audio".
-    let nodePrefix: String
-    let applicationName: String
+    let factory: NodeFactory
     /// Which streams get a node of their own and which play through ``bus``.
     let layout: StreamLayout
     /// The overlay bus of the mixed layout (unused, without a node, in the per-stream layout).
     let bus: OverlayBus
-    /// The daemon's socket name (`remote.name`); nil: PipeWire's default (PIPEWIRE_REMOTE or pipewire-0).
-    private let remoteName: String?
-
-    private(set) var core: OpaquePointer?
-    private let coreHook: UnsafeMutablePointer<spa_hook>
-    private let coreEvents: UnsafeMutablePointer<pw_core_events>
-    private var watcher: RegistryWatcher?
-    private var tick: UnsafeMutablePointer<spa_source>?
+    private(set) lazy var connection = CoreConnection(
+        context: context, remoteName: remoteName, logger: logger, observer: self)
+    /// Armed for the next thing due that no event announces; nil before ``start()`` and after ``shutdown()``.
+    private var timer: LoopTimer?
 
     private(set) var streams: [StreamID: OpenStream] = [:]
-    /// Nodes of closed streams fading out over their renderer's de-click time: destroyed by the
-    /// housekeeping tick once the renderer is silent, or at the deadline whatever happens.
+    /// Nodes of closed streams fading out over their renderer's de-click time: destroyed once the
+    /// renderer is silent, or at the deadline whatever happens.
     private var closing: [(node: PipeWireStream, renderer: StreamRenderer, deadline: ContinuousClock.Instant)] = []
     /// The longest a closed stream's node is kept for its fade: a few quanta of the largest size.
     static let closingLimit = Duration.milliseconds(300)
-    private var capture: (ring: AudioRingBuffer, node: PipeWireStream?)?
-    private var monitor: (ring: AudioRingBuffer, target: String?, node: PipeWireStream?)?
+    /// How often a fade or a table the data thread may still read is looked at: the data thread finishes
+    /// them without telling the loop (waking it would be a system call in the process callback).
+    static let fadeCheckInterval = Duration.milliseconds(20)
+    /// The voice input and the sink monitor (see `EngineCore+Captures.swift`).
+    let voice: CaptureSlot
+    let monitor: CaptureSlot
 
-    // Connection state.
     private var reconnect = ReconnectPolicy()
-    /// Set when the connection broke, until the housekeeping tick has torn it down.
+    /// Set when the connection broke, until the housekeeping has torn it down.
     private var brokenReason: String?
-    /// The sequence number of the sync sent after connecting; its `done` means the registry has
-    /// announced every object that existed then (every sink a stream may name as its target).
-    private var registrySync: Int32 = -1
-    /// Whether the registry's first enumeration since the last connection is complete.
-    private(set) var isRegistrySynced = false
-    private var reportedQuantum = 0
-    private var graph: GraphTracker
-
-    /// The housekeeping tick while something is in motion: a reconnection, or streams starting
-    /// (until ``busyWindow`` after the last connection or opened stream, past the STREAMING deadline).
-    static let tickInterval = Duration.milliseconds(20)
-    /// The tick in steady playback. Each tick wakes the loop thread: at 20 ms that was half of what
-    /// one engine cost beyond a plain libpipewire client playing the same stream (Benchmarks/run).
-    /// What the tick still watches for then, a quantum change, is reported within this.
-    static let idleTickInterval = Duration.milliseconds(250)
-    static let busyWindow = Duration.seconds(4)
-    private var busyUntil = ContinuousClock.now
-    private var tickIsFast = true
+    private var quantum = QuantumWatch()
+    /// When the housekeeping last ran: fades are looked at ``fadeCheckInterval`` after it, however
+    /// often events re-arm the timer meanwhile.
+    private var lastHousekeeping = ContinuousClock.now
+    var graph: GraphTracker
+    /// Set by ``shutdown()``: the context is gone and nothing may be opened any more.
+    private(set) var isShutDown = false
 
     init(
         loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, applicationName: String, remoteName: String?,
         nodePrefix: String, layout: StreamLayout = .perStream, format: AudioFormat, shared: RealtimeShared,
         delivery: EventDelivery, logger: Logger
     ) {
-        self.layout = layout
-        self.bus = OverlayBus(format: format)
         self.loop = loop
         self.context = context
-        self.applicationName = applicationName
         self.remoteName = remoteName
-        self.nodePrefix = nodePrefix
+        self.layout = layout
+        self.bus = OverlayBus(format: format)
         self.graph = GraphTracker(ownPrefix: nodePrefix)
-        self.format = format
         self.shared = shared
         self.delivery = delivery
         self.logger = logger
-        coreHook = .allocate(capacity: 1)
-        coreHook.initialize(to: spa_hook())
-        coreEvents = .allocate(capacity: 1)
-        coreEvents.initialize(to: pw_core_events())
-        Self.fillEvents(coreEvents)
+        factory = NodeFactory(nodePrefix: nodePrefix, applicationName: applicationName, format: format, shared: shared)
+        voice = CaptureSlot(.voice, factory: factory)
+        monitor = CaptureSlot(.sinkMonitor, factory: factory)
     }
 
-    deinit {
-        coreHook.deallocate()
-        coreEvents.deallocate()
-    }
-
-    var isConnected: Bool { core != nil && brokenReason == nil }
-
+    /// The core while connected and not known to be broken: nodes are made on it.
+    var core: OpaquePointer? { brokenReason == nil ? connection.core : nil }
+    var isConnected: Bool { core != nil }
+    var isRegistrySynced: Bool { connection.isRegistrySynced }
     /// The default sink the streams follow, as the daemon's metadata says.
     var defaultSink: String? { graph.defaultSink }
 
-    /// Set by ``shutdown()``: the context is gone and nothing may be opened any more.
-    private(set) var isShutDown = false
-
-    private func checkNotShutDown(_ what: String) throws(SessionError) {
+    func checkNotShutDown(_ what: String) throws(SessionError) {
         guard !isShutDown else {
             throw SessionError(
                 code: .engineUnavailable, message: "cannot \(what): the PipeWire engine was shut down; make a new one")
@@ -115,68 +95,32 @@ final class EngineCore {
 
     // MARK: Connection
 
-    /// Connects for the first time and starts the housekeeping timer.
+    /// Connects for the first time and adds the timer. Throws, saying where it looked and what the user
+    /// can do, when no daemon answers.
     func start() throws(SessionError) {
         let result = connect()
-        guard result >= 0 else {
-            throw .pipeWire(
-                .engineUnavailable, "no PipeWire daemon could be reached", result: result,
-                fix: SessionError.startDaemonAdvice)
-        }
-        tick = CPipeWireShim_loopAddTimer(
-            loop,
-            { data, _ in
-                guard let data else { return }
-                Unmanaged<EngineCore>.fromOpaque(data).takeUnretainedValue().housekeeping()
-            }, Unmanaged.passUnretained(self).toOpaque())
-        let interval = UInt64(Self.tickInterval.components.attoseconds / 1_000_000_000)
-        _ = CPipeWireShim_loopUpdateTimer(loop, tick, interval, interval)
-        stayBusy()
-    }
-
-    /// Keeps the tick fast for ``busyWindow`` from now.
-    func stayBusy() {
-        busyUntil = .now + Self.busyWindow
-        setTick(fast: true)
-    }
-
-    private func setTick(fast: Bool) {
-        guard let tick, fast != tickIsFast else { return }
-        tickIsFast = fast
-        let interval = fast ? Self.tickInterval : Self.idleTickInterval
-        let nanoseconds = UInt64(interval.components.attoseconds / 1_000_000_000)
-        _ = CPipeWireShim_loopUpdateTimer(loop, tick, nanoseconds, nanoseconds)
+        guard result >= 0 else { throw .noDaemon(at: connection.socket, result: result) }
+        timer = LoopTimer(loop: loop) { [unowned self] in self.housekeeping() }
+        reschedule()
     }
 
     /// Tears everything down for good (the engine is going away).
     func shutdown() {
         isShutDown = true
-        if let tick {
-            CPipeWireShim_loopDestroySource(loop, tick)
-            self.tick = nil
-        }
+        timer?.destroy()
+        timer = nil
         disconnect()
         streams.removeAll()
         for id in bus.memberIDs { bus.remove(id) }
-        capture = nil
-        monitor = nil
+        voice.stop()
+        monitor.stop()
     }
 
     /// Connects the core, watches the registry and opens every stream. Returns 0 or a negative errno.
     private func connect() -> Int32 {
-        var properties: UnsafeMutablePointer<pw_properties>?
-        if let remoteName {
-            properties = CPipeWireShim_propertiesNew()
-            pw_properties_set(properties, PW_KEY_REMOTE_NAME, remoteName)
-        }
-        // pw_context_connect takes the properties, whether it succeeds or not.
-        guard let core = pw_context_connect(context, properties, 0) else { return -Int32(errno) }
-        self.core = core
+        let result = connection.connect()
+        guard result >= 0, let core = connection.core else { return result }
         brokenReason = nil
-        _ = CPipeWireShim_coreAddListener(core, coreHook, coreEvents, Unmanaged.passUnretained(self).toOpaque())
-        watcher = RegistryWatcher(core: core, observer: self)
-        isRegistrySynced = false
-        registrySync = CPipeWireShim_coreSync(core)
         for id in streams.keys.sorted() {
             do {
                 try openNode(for: id)
@@ -185,12 +129,8 @@ final class EngineCore {
                 delivery.emit(.streamFault(stream: id, reason: "could not be reopened: \(error.message)"))
             }
         }
-        if let capture {
-            self.capture?.node = try? makeCaptureNode(ring: capture.ring, monitorOf: nil)
-        }
-        if let monitor {
-            self.monitor?.node = try? makeCaptureNode(ring: monitor.ring, monitorOf: monitor.target ?? "")
-        }
+        voice.reopen(core: core, observer: self)
+        monitor.reopen(core: core, observer: self)
         return 0
     }
 
@@ -201,63 +141,53 @@ final class EngineCore {
             streams[id]?.node?.destroy()
             streams[id]?.node = nil
         }
-        capture?.node?.destroy()
-        capture?.node = nil
-        monitor?.node?.destroy()
-        monitor?.node = nil
+        voice.dropNode()
+        monitor.dropNode()
         destroyBusNode()
-        watcher?.close()
-        watcher = nil
-        if let core {
-            spa_hook_remove(coreHook)
-            pw_core_disconnect(core)
-            self.core = nil
-        }
+        connection.disconnect()
         for event in graph.disconnected() { delivery.emit(event) }
     }
 
-    private func coreError(id: UInt32, result: Int32, message: String) {
-        if id == CPipeWireShim_idCore, result == -EPIPE {
-            connectionBroke("the connection to the PipeWire daemon broke (\(message))")
-        } else {
-            logger.warning("PipeWire error on object \(id): \(message) (\(result))")
-        }
-    }
-
-    /// Notes the loss at once and reports it; the timer tears down and reconnects, since the
-    /// core cannot be disconnected from inside its own callback.
-    private func connectionBroke(_ reason: String) {
-        guard brokenReason == nil, core != nil else { return }
+    /// Notes the loss at once and reports it; the timer, armed to fire at once, tears the connection
+    /// down after this callback returns (the core cannot be disconnected from inside its own callback).
+    func connectionBroke(_ reason: String) {
+        guard brokenReason == nil, connection.core != nil else { return }
         brokenReason = reason
         reconnect.lost(at: .now)
-        stayBusy()
         logger.warning("\(reason); reconnecting")
         delivery.emit(.connectionLost(reason: reason))
+        reschedule()
     }
 
-    /// Runs every ``tickInterval`` on the loop thread: reconnection, quantum changes, stream checks.
-    private func housekeeping() {
+    // MARK: Housekeeping
+
+    /// Runs when the timer fires, on the loop thread: whatever is due, then the timer is armed for the
+    /// next thing due. What it waits for, and why a timer:
+    /// - a broken connection's teardown: at once after the core's error (an event), outside its callback;
+    /// - the reconnection's back-off (100 ms to 2 s): no event says a daemon has come back;
+    /// - a node's never-started deadline and relink (3 s): a node that never starts sends nothing;
+    /// - a closed node's or overlay's fade and the overlay bus's retired tables: the data thread finishes
+    ///   them and must not wake the loop (a system call in the process callback);
+    /// - the quantum, which the daemon re-plans without telling clients (``QuantumWatch``).
+    func housekeeping() {
         let now = ContinuousClock.now
-        if brokenReason != nil, core != nil {
+        lastHousekeeping = now
+        if brokenReason != nil, connection.core != nil {
             disconnect()
             reconnect.tornDown(at: now)
         }
-        if core == nil, reconnect.isReconnecting {
-            guard reconnect.isAttemptDue(at: now) else { return }
-            if connect() >= 0, let event = reconnect.attemptSucceeded(at: now) {
-                stayBusy()
-                logger.info("reconnected to PipeWire: \(event)")
-                delivery.emit(event)
-            } else {
-                reconnect.attemptFailed(at: now)
+        if connection.core == nil {
+            if reconnect.isReconnecting, reconnect.isAttemptDue(at: now) {
+                if connect() >= 0, let event = reconnect.attemptSucceeded(at: now) {
+                    logger.info("reconnected to PipeWire: \(event)")
+                    delivery.emit(event)
+                } else {
+                    reconnect.attemptFailed(at: now)
+                }
             }
-            return
+            return reschedule()
         }
-        let quantum = shared.quantum.load(ordering: .relaxed)
-        if quantum != 0, quantum != reportedQuantum {
-            reportedQuantum = quantum
-            delivery.emit(.quantumChanged(frames: quantum))
-        }
+        if let event = quantum.read(shared.quantum.load(ordering: .relaxed), at: now) { delivery.emit(event) }
         for id in streams.keys.sorted() {
             guard let node = streams[id]?.node else { continue }
             if let fault = node.health.check(at: now) { delivery.emit(.streamFault(stream: id, reason: fault)) }
@@ -265,17 +195,31 @@ final class EngineCore {
         }
         busHousekeeping(at: now)
         collectClosing(at: now)
-        if let node = capture?.node, node.health.shouldRelink(at: now), let ring = capture?.ring {
-            node.destroy()
-            capture?.node = try? makeCaptureNode(ring: ring, monitorOf: nil)
-            capture?.node?.health = node.health.relinked(at: now)
+        if let core {
+            voice.housekeeping(at: now, core: core, observer: self)
+            monitor.housekeeping(at: now, core: core, observer: self)
         }
-        if let node = monitor?.node, node.health.shouldRelink(at: now), let monitor {
-            node.destroy()
-            self.monitor?.node = try? makeCaptureNode(ring: monitor.ring, monitorOf: monitor.target ?? "")
-            self.monitor?.node?.health = node.health.relinked(at: now)
-        }
-        if now >= busyUntil { setTick(fast: false) }
+        reschedule()
+    }
+
+    /// Arms the timer for the earliest thing due (see ``housekeeping()``), or disarms it.
+    func reschedule() {
+        guard let timer else { return }
+        let now = ContinuousClock.now
+        guard connection.core != nil else { return timer.arm(for: reconnect.nextAttempt) }
+        guard brokenReason == nil else { return timer.arm(for: now) }
+        // Closing nodes are left out: they go at their fade's end or deadline, started or not.
+        let nodes = streams.values.compactMap(\.node) + [bus.node, voice.node, monitor.node].compactMap { $0 }
+        var due = nodes.compactMap(\.health.nextDeadline) + closing.map(\.deadline)
+        if !closing.isEmpty || bus.hasPendingWork { due.append(lastHousekeeping + Self.fadeCheckInterval) }
+        if let read = quantum.nextRead(after: now, playing: !nodes.isEmpty || !closing.isEmpty) { due.append(read) }
+        timer.arm(for: due.min())
+    }
+
+    /// Something that may change the graph's quantum happened: read it often for a while.
+    func expectQuantumChange() {
+        quantum.expectChange(at: .now)
+        reschedule()
     }
 
     /// Makes a stream's node again: it never started (see ``StreamHealth/relinkAfter``).
@@ -286,7 +230,6 @@ final class EngineCore {
         do {
             try openNode(for: id)
             streams[id]?.node?.health = node.health.relinked(at: now)
-            stayBusy()
         } catch {
             delivery.emit(.streamFault(stream: id, reason: "could not be made again: \(error.message)"))
         }
@@ -300,8 +243,8 @@ final class EngineCore {
             old.node?.destroy()
         }
         streams[id] = OpenStream(descriptor: descriptor, renderer: renderer, node: nil)
-        stayBusy()
-        guard core != nil, brokenReason == nil else { return }  // opened on reconnect
+        defer { reschedule() }
+        guard core != nil else { return }  // opened on reconnect
         do {
             try openNode(for: id)
         } catch {
@@ -312,20 +255,20 @@ final class EngineCore {
     }
 
     /// Closes a stream. One playing on a node of its own fades out over its de-click time first, as
-    /// one on the overlay bus does, so closing it mid-play does not click; its node goes on the next
-    /// ticks (within ``closingLimit``).
+    /// one on the overlay bus does, so closing it mid-play does not click; its node goes once the fade
+    /// is over (within ``closingLimit``).
     func closeStream(_ id: StreamID) {
         if let open = streams[id], let node = open.node {
-            if core != nil, brokenReason == nil, open.renderer.isAudible {
+            if core != nil, open.renderer.isAudible {
                 open.renderer.setPaused(true)
                 closing.append((node, open.renderer, .now + Self.closingLimit))
-                stayBusy()
             } else {
                 node.destroy()
             }
         }
         streams[id] = nil
         closeOnBus(id)
+        reschedule()
     }
 
     /// Destroys the nodes of closed streams that have faded out (all of them with `all`).
@@ -338,176 +281,18 @@ final class EngineCore {
     }
 
     private func openNode(for id: StreamID) throws(SessionError) {
-        guard let core, let open = streams[id] else { return }
+        guard let core = connection.core, let open = streams[id] else { return }
         if layout.mixesOnBus(open.descriptor) { return try openOnBus(id, renderer: open.renderer) }
-        var properties: [(String, String)] = [
-            (PW_KEY_MEDIA_TYPE, "Audio"),
-            (PW_KEY_MEDIA_CATEGORY, "Playback"),
-            (PW_KEY_MEDIA_ROLE, open.descriptor.role.name),
-            (PW_KEY_NODE_NAME, "\(nodePrefix).\(id.rawValue)"),
-            (PW_KEY_NODE_DESCRIPTION, open.descriptor.name),
-            (PW_KEY_APP_NAME, applicationName),
-        ]
-        if let target = open.descriptor.target {
-            // Without this check the session manager would quietly play an unknown target on the
-            // default sink, or leave the stream unlinked.
-            guard graph.hasSink(named: target) else {
-                throw SessionError(
-                    code: .unknownTarget,
-                    message: "no sink named \(target) on the PipeWire daemon (sinks: "
-                        + "\(graph.sinkNames.joined(separator: ", "))): name one of them, or pass nil to "
-                        + "follow the default sink")
-            }
-            properties.append((PW_KEY_TARGET_OBJECT, target))
+        // Without this check the session manager would quietly play an unknown target on the default
+        // sink, or leave the stream unlinked.
+        if let target = open.descriptor.target, !graph.hasSink(named: target) {
+            throw SessionError(
+                code: .unknownTarget,
+                message: "no sink named \(target) on the PipeWire daemon (sinks: "
+                    + "\(graph.sinkNames.joined(separator: ", "))): name one of them, or pass nil to "
+                    + "follow the default sink")
         }
-        let node = try PipeWireStream(
-            core: core, id: id, kind: .playback(open.renderer), name: open.descriptor.name,
-            properties: properties, format: format, shared: shared)
-        node.observer = self
-        streams[id]?.node = node
-    }
-
-    func startCapture(into ring: AudioRingBuffer) throws(SessionError) {
-        try checkNotShutDown("start the voice capture")
-        capture?.node?.destroy()
-        capture = (ring, nil)
-        guard core != nil, brokenReason == nil else { return }
-        do {
-            capture?.node = try makeCaptureNode(ring: ring, monitorOf: nil)
-        } catch {
-            capture = nil
-            throw error
-        }
-    }
-
-    func stopCapture() {
-        capture?.node?.destroy()
-        capture = nil
-    }
-
-    /// Records what a sink plays (its monitor): `target` names the sink, nil the default one.
-    func startMonitor(into ring: AudioRingBuffer, target: String?) throws(SessionError) {
-        try checkNotShutDown("record the sink")
-        monitor?.node?.destroy()
-        monitor = (ring, target, nil)
-        guard core != nil, brokenReason == nil else { return }
-        do {
-            monitor?.node = try makeCaptureNode(ring: ring, monitorOf: target ?? "")
-        } catch {
-            monitor = nil
-            throw error
-        }
-    }
-
-    func stopMonitor() {
-        monitor?.node?.destroy()
-        monitor = nil
-    }
-
-    /// A capture stream of the default source, or with `monitorOf` of a sink's monitor ("" for
-    /// the default sink).
-    private func makeCaptureNode(ring: AudioRingBuffer, monitorOf sink: String?) throws(SessionError)
-        -> PipeWireStream?
-    {
-        guard let core else { return nil }
-        var properties: [(String, String)] = [
-            (PW_KEY_MEDIA_TYPE, "Audio"),
-            (PW_KEY_MEDIA_CATEGORY, "Capture"),
-            (PW_KEY_MEDIA_ROLE, sink == nil ? "Communication" : "Production"),
-            (PW_KEY_NODE_NAME, "\(nodePrefix).\(sink == nil ? "voice" : "monitor")"),
-            (PW_KEY_APP_NAME, applicationName),
-        ]
-        if let sink {
-            properties.append((PW_KEY_STREAM_CAPTURE_SINK, "true"))
-            if !sink.isEmpty { properties.append((PW_KEY_TARGET_OBJECT, sink)) }
-        }
-        let node = try PipeWireStream(
-            core: core, id: nil, kind: .capture(ring), name: sink == nil ? "voice capture" : "sink monitor",
-            properties: properties, format: format, shared: shared)
-        node.observer = self
-        return node
-    }
-
-    // MARK: Callbacks
-
-    private func coreDone(id: UInt32, seq: Int32) {
-        if id == UInt32(PW_ID_CORE), seq == registrySync { isRegistrySynced = true }
-    }
-
-    private static func fillEvents(_ events: UnsafeMutablePointer<pw_core_events>) {
-        events.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
-        events.pointee.done = { data, id, seq in
-            guard let data else { return }
-            Unmanaged<EngineCore>.fromOpaque(data).takeUnretainedValue().coreDone(id: id, seq: seq)
-        }
-        events.pointee.error = { data, id, _, result, message in
-            guard let data else { return }
-            Unmanaged<EngineCore>.fromOpaque(data).takeUnretainedValue().coreError(
-                id: id, result: result, message: message.map { String(cString: $0) } ?? "")
-        }
+        streams[id]?.node = try factory.playback(
+            core: core, id: id, descriptor: open.descriptor, renderer: open.renderer, observer: self)
     }
 }
-
-extension EngineCore: StreamObserver {
-    func stream(_ node: PipeWireStream, changedFrom old: pw_stream_state, to new: pw_stream_state, error: String?) {
-        logger.debug("\(node.name): \(Self.describe(old)) -> \(Self.describe(new))\(error.map { " (\($0))" } ?? "")")
-        // Every node's health follows its state, the capture and monitor nodes' too: a node that never
-        // seems to start is made again.
-        let (from, to) = (Self.health(old), Self.health(new))
-        let fault = node.health.changed(from: from, to: to, error: error, connectionBroken: brokenReason != nil)
-        let ids = streamIDs(of: node)
-        guard !ids.isEmpty else { return }
-        if StreamHealth.isNodeCreated(from: from, to: to) { _ = node.setChannelVolume(1) }
-        if let fault { for id in ids { delivery.emit(.streamFault(stream: id, reason: fault)) } }
-    }
-
-    func stream(_ node: PipeWireStream, volumesChanged volumes: [Float]) {
-        let ids = streamIDs(of: node)
-        guard !ids.isEmpty else { return }
-        switch node.health.volumeReport(volumes, own: node.ownVolume, at: .now) {
-        case .own:
-            return
-        case .restored:
-            logger.info("\(node.name): a volume restored by the session manager; setting 1")
-        case .external(let volume):
-            logger.debug("\(node.name): volume \(volume) set from outside")
-            for id in ids { delivery.emit(.externalVolumeChange(stream: id, volume: volume)) }
-        }
-        // The change was reported (or was a restore): undo it, so PipeWire never steps our level.
-        _ = node.setChannelVolume(1)
-    }
-
-    private static func describe(_ state: pw_stream_state) -> String {
-        String(cString: pw_stream_state_as_string(state))
-    }
-
-    private static func health(_ state: pw_stream_state) -> StreamHealth.State {
-        switch state {
-        case PW_STREAM_STATE_STREAMING: .streaming
-        case PW_STREAM_STATE_PAUSED: .paused
-        case PW_STREAM_STATE_CONNECTING: .connecting
-        case PW_STREAM_STATE_ERROR: .error
-        default: .unconnected
-        }
-    }
-}
-
-extension EngineCore: RegistryObserver {
-    func nodeAdded(id: UInt32, mediaClass: String, name: String) {
-        for event in graph.nodeAdded(id: id, mediaClass: mediaClass, name: name) { delivery.emit(event) }
-    }
-
-    func nodeRemoved(id: UInt32) {
-        for event in graph.nodeRemoved(id: id) { delivery.emit(event) }
-    }
-
-    func defaultSinkChanged(to name: String?) {
-        for event in graph.defaultSinkChanged(to: name) { delivery.emit(event) }
-    }
-}
-
-#if canImport(Glibc)
-    internal import Glibc
-#elseif canImport(Musl)
-    internal import Musl
-#endif

@@ -70,6 +70,10 @@ final class OverlayBus {
     /// The overlays on the bus, by id.
     var memberIDs: [StreamID] { members.keys.sorted() }
 
+    /// Whether the loop must look again soon: a closed overlay still fading, or a replaced table the data
+    /// thread may still be reading. The data thread finishes both without telling the loop.
+    var hasPendingWork: Bool { !closing.isEmpty || !retired.isEmpty }
+
     /// Whether anything is on the bus, closing overlays still fading out included.
     var isEmpty: Bool { members.isEmpty && closing.isEmpty }
 

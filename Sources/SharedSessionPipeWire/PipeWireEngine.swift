@@ -20,8 +20,9 @@ import Synchronization
 /// and pause state it had.
 ///
 /// Creating one needs a running PipeWire daemon reachable through `XDG_RUNTIME_DIR`; without one
-/// the initializer throws `SessionError` with code `engineUnavailable` and the host can use the
-/// offline engine instead.
+/// the initializer throws `SessionError` with code `engineUnavailable`, whose message names the
+/// runtime directory and socket it tried and how to start a daemon (a desktop session, or
+/// `systemctl --user start pipewire wireplumber`), and the host can use the offline engine instead.
 public final class PipeWireEngine: AudioEngine {
     public let format: AudioFormat = .standard
 
@@ -47,7 +48,8 @@ public final class PipeWireEngine: AudioEngine {
     ///     node, which costs the daemon much less with many overlays).
     ///   - logger: Where the engine logs; never used on the real-time thread.
     /// - Throws: `SessionError` with code `engineUnavailable` if no daemon can be reached; the
-    ///   message says how to start one.
+    ///   message says where the engine looked (the runtime directory, from `XDG_RUNTIME_DIR`, and the
+    ///   socket paths tried) and how to start a daemon.
     public init(
         applicationName: String = "SharedSession", remoteName: String? = nil, layout: StreamLayout = .perStream,
         logger: Logger = Logger(label: "SharedSession.PipeWire")

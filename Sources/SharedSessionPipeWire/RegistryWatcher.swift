@@ -6,9 +6,13 @@ protocol RegistryObserver: AnyObject {
     func nodeAdded(id: UInt32, mediaClass: String, name: String)
     func nodeRemoved(id: UInt32)
     func defaultSinkChanged(to name: String?)
+    /// A clock setting of the graph (`clock.force-quantum`, `clock.min-quantum`…) changed in the
+    /// "settings" metadata: the graph may run at another quantum.
+    func clockSettingsChanged()
 }
 
-/// Watches one connection's registry for nodes, and its "default" metadata for the default sink.
+/// Watches one connection's registry for nodes, its "default" metadata for the default sink, and its
+/// "settings" metadata for the graph's clock.
 /// Lives as long as that connection; every method and callback runs with the loop lock held.
 final class RegistryWatcher {
     private let registry: OpaquePointer
@@ -17,6 +21,9 @@ final class RegistryWatcher {
     private var metadata: OpaquePointer?
     private let metadataHook: UnsafeMutablePointer<spa_hook>
     private let metadataEvents: UnsafeMutablePointer<pw_metadata_events>
+    private var settings: OpaquePointer?
+    private let settingsHook: UnsafeMutablePointer<spa_hook>
+    private let settingsEvents: UnsafeMutablePointer<pw_metadata_events>
     private unowned let observer: any RegistryObserver
     private var closed = false
 
@@ -32,7 +39,11 @@ final class RegistryWatcher {
         metadataHook.initialize(to: spa_hook())
         metadataEvents = .allocate(capacity: 1)
         metadataEvents.initialize(to: pw_metadata_events())
-        Self.fillEvents(registryEvents, metadataEvents)
+        settingsHook = .allocate(capacity: 1)
+        settingsHook.initialize(to: spa_hook())
+        settingsEvents = .allocate(capacity: 1)
+        settingsEvents.initialize(to: pw_metadata_events())
+        Self.fillEvents(registryEvents, metadataEvents, settingsEvents)
         _ = CPipeWireShim_registryAddListener(
             registry, registryHook, registryEvents, Unmanaged.passUnretained(self).toOpaque())
     }
@@ -46,28 +57,45 @@ final class RegistryWatcher {
             pw_proxy_destroy(metadata)
             self.metadata = nil
         }
+        if let settings {
+            spa_hook_remove(settingsHook)
+            pw_proxy_destroy(settings)
+            self.settings = nil
+        }
         spa_hook_remove(registryHook)
         pw_proxy_destroy(registry)
-        for pointer in [registryHook, metadataHook] {
+        for pointer in [registryHook, metadataHook, settingsHook] {
             pointer.deinitialize(count: 1)
             pointer.deallocate()
         }
         registryEvents.deallocate()
         metadataEvents.deallocate()
+        settingsEvents.deallocate()
     }
 
     private func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
         if type == String(cString: CPipeWireShim_typeNode) {
             guard let mediaClass = Self.lookup(props, "media.class") else { return }
             observer.nodeAdded(id: id, mediaClass: mediaClass, name: Self.lookup(props, "node.name") ?? "")
-        } else if type == String(cString: CPipeWireShim_typeMetadata), metadata == nil,
-            Self.lookup(props, "metadata.name") == "default",
-            let proxy = CPipeWireShim_registryBindMetadata(registry, id)
-        {
-            metadata = proxy
-            _ = CPipeWireShim_metadataAddListener(
-                proxy, metadataHook, metadataEvents, Unmanaged.passUnretained(self).toOpaque())
+        } else if type == String(cString: CPipeWireShim_typeMetadata) {
+            let name = Self.lookup(props, "metadata.name")
+            if name == "default", metadata == nil, let proxy = CPipeWireShim_registryBindMetadata(registry, id) {
+                metadata = proxy
+                _ = CPipeWireShim_metadataAddListener(
+                    proxy, metadataHook, metadataEvents, Unmanaged.passUnretained(self).toOpaque())
+            } else if name == "settings", settings == nil,
+                let proxy = CPipeWireShim_registryBindMetadata(registry, id)
+            {
+                settings = proxy
+                _ = CPipeWireShim_metadataAddListener(
+                    proxy, settingsHook, settingsEvents, Unmanaged.passUnretained(self).toOpaque())
+            }
         }
+    }
+
+    private func setting(subject: UInt32, key: String?) {
+        guard subject == 0, key == nil || key?.hasPrefix("clock.") == true else { return }
+        observer.clockSettingsChanged()
     }
 
     private func property(subject: UInt32, key: String?, value: String?) {
@@ -105,7 +133,8 @@ final class RegistryWatcher {
 
     // C callbacks, in nonisolated code.
     private static func fillEvents(
-        _ registry: UnsafeMutablePointer<pw_registry_events>, _ metadata: UnsafeMutablePointer<pw_metadata_events>
+        _ registry: UnsafeMutablePointer<pw_registry_events>, _ metadata: UnsafeMutablePointer<pw_metadata_events>,
+        _ settings: UnsafeMutablePointer<pw_metadata_events>
     ) {
         registry.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
         registry.pointee.global = { data, id, _, type, _, props in
@@ -122,6 +151,13 @@ final class RegistryWatcher {
             guard let data else { return 0 }
             Unmanaged<RegistryWatcher>.fromOpaque(data).takeUnretainedValue().property(
                 subject: subject, key: key.map { String(cString: $0) }, value: value.map { String(cString: $0) })
+            return 0
+        }
+        settings.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
+        settings.pointee.property = { data, subject, key, _, _ in
+            guard let data else { return 0 }
+            Unmanaged<RegistryWatcher>.fromOpaque(data).takeUnretainedValue().setting(
+                subject: subject, key: key.map { String(cString: $0) })
             return 0
         }
     }

@@ -13,8 +13,21 @@ extension SessionError {
         return SessionError(code: code, message: message, file: file, line: line)
     }
 
-    /// The sentence that tells a host how to get a daemon, or to fall back to the offline engine.
-    static let startDaemonAdvice =
-        "start one with `Scripts/pipewire-headless start` and export the XDG_RUNTIME_DIR it prints "
-        + "(or use the offline engine)"
+    /// No daemon answered at `socket`: says where the engine looked and what the user can do on their
+    /// own machine, since the user of the library has none of this repository's scripts.
+    static func noDaemon(at socket: DaemonSocket, result: Int32, file: String = #fileID, line: Int = #line)
+        -> SessionError
+    {
+        .pipeWire(
+            .engineUnavailable, "no PipeWire daemon could be reached", result: result,
+            fix: "\(socket.searched). \(noDaemonAdvice)", file: file, line: line)
+    }
+
+    /// What a host can do without a daemon: the sentence ends every ``noDaemon(at:result:file:line:)``.
+    static let noDaemonAdvice =
+        "To start one: run the app in a desktop session, whose PipeWire sets XDG_RUNTIME_DIR "
+        + "(usually /run/user/<uid>); or start the user's daemons with "
+        + "`systemctl --user start pipewire wireplumber`; or, when working in the SharedSession repository, "
+        + "run `Scripts/pipewire-headless start` and export the XDG_RUNTIME_DIR it prints. "
+        + "Without a daemon, use the offline engine"
 }

@@ -145,3 +145,50 @@ extension PipeWirePolicyTests {
         _ = fresh
     }
 }
+
+/// What the engine's one timer waits for: each deadline the policies name, and none when nothing is due.
+extension PipeWirePolicyTests {
+    @Test("stream health: the timer waits for the relink at 3 s, then the fault's deadline; nothing once started")
+    func healthDeadlines() {
+        var health = StreamHealth(connectedAt: Self.t0)
+        #expect(health.nextDeadline == Self.t0 + StreamHealth.relinkAfter)
+        var relinked = health.relinked(at: Self.t0 + .seconds(3))
+        // The fault counts from the first node, the relink from this one.
+        #expect(relinked.nextDeadline == Self.t0 + StreamHealth.streamingDeadline + .milliseconds(1))
+        #expect(relinked.check(at: Self.t0 + .seconds(3) + .milliseconds(1)) != nil)
+        #expect(relinked.nextDeadline == Self.t0 + .seconds(6))
+        _ = health.changed(from: .connecting, to: .streaming, error: nil, connectionBroken: false)
+        #expect(health.nextDeadline == nil)
+        for _ in 0..<StreamHealth.maximumRelinks { relinked = relinked.relinked(at: Self.t0 + .seconds(9)) }
+        #expect(relinked.nextDeadline == nil, "no relink left and the fault reported: nothing to wait for")
+    }
+
+    @Test("reconnect: the timer waits for the next attempt, and for nothing once reconnected")
+    func reconnectDeadline() {
+        var policy = ReconnectPolicy()
+        #expect(policy.nextAttempt == nil)
+        policy.lost(at: Self.t0)
+        #expect(policy.nextAttempt == Self.t0)
+        policy.tornDown(at: Self.t0)
+        #expect(policy.nextAttempt == Self.t0 + .milliseconds(100))
+        policy.attemptFailed(at: Self.t0 + .milliseconds(100))
+        #expect(policy.nextAttempt == Self.t0 + .milliseconds(250))
+        _ = policy.attemptSucceeded(at: Self.t0 + .milliseconds(250))
+        #expect(policy.nextAttempt == nil)
+    }
+
+    @Test("quantum: read every 20 ms for 1 s after an event, every 2 s otherwise, never with nothing playing")
+    func quantumWatch() {
+        var watch = QuantumWatch()
+        #expect(watch.nextRead(after: Self.t0, playing: false) == nil)
+        #expect(watch.read(0, at: Self.t0) == nil, "no cycle yet")
+        #expect(watch.nextRead(after: Self.t0, playing: true) == Self.t0 + .seconds(2))
+        watch.expectChange(at: Self.t0)
+        #expect(watch.nextRead(after: Self.t0, playing: true) == Self.t0 + .milliseconds(20))
+        #expect(watch.read(1024, at: Self.t0 + .milliseconds(20)) == .quantumChanged(frames: 1024))
+        #expect(watch.read(1024, at: Self.t0 + .milliseconds(40)) == nil, "reported once")
+        #expect(watch.nextRead(after: Self.t0 + .milliseconds(40), playing: true) == Self.t0 + .milliseconds(60))
+        #expect(watch.read(4096, at: Self.t0 + .seconds(1)) == .quantumChanged(frames: 4096))
+        #expect(watch.nextRead(after: Self.t0 + .seconds(1), playing: true) == Self.t0 + .seconds(3))
+    }
+}

@@ -16,6 +16,11 @@
 //                                      undoes them all and prints a "soak-summary" line: changes made,
 //                                      stream faults and connection losses seen, the main level before
 //                                      and after.
+//   engine-load idle STREAMS SECONDS   STREAMS/2 paused and STREAMS/2 playing streams on the engine alone;
+//                                      once they play, counts every thread's context switches and CPU
+//                                      time over SECONDS (/proc/self/task) and prints one "idle-thread"
+//                                      line per thread and an "idle-summary" line: what the engine costs
+//                                      the machine when nothing happens but playback.
 //   engine-load faults STREAMS ROUNDS  kills and restarts the private daemon ROUNDS times under
 //                                      playback with a duck held; prints one "fault-round" line per
 //                                      round and a "fault-summary" line.
@@ -39,7 +44,7 @@ func say(_ line: String) {
 
 let layout: StreamLayout = CommandLine.arguments.contains("--mixed") ? .mixedOverlays : .perStream
 let arguments = Array(CommandLine.arguments.dropFirst().filter { $0 != "--mixed" })
-guard let mode = arguments.first else { fail("usage: engine-load play|duck|faults STREAMS N") }
+guard let mode = arguments.first else { fail("usage: engine-load play|idle|duck|soak|faults STREAMS N") }
 
 func number(_ index: Int, _ name: String) -> Int {
     guard arguments.count > index, let value = Int(arguments[index]) else { fail("missing \(name)") }
@@ -317,7 +322,91 @@ func residentKiB() -> Int {
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
 }
 
+/// One thread of this process as /proc/self/task says: its name, context switches and CPU time.
+struct ThreadSample {
+    let name: String
+    let voluntary: Int
+    let involuntary: Int
+    /// CPU time in nanoseconds (schedstat's run time: finer than stat's 10 ms ticks).
+    let cpu: Int
+}
+
+/// Every thread of this process now, by thread id.
+func threadSamples() -> [Int: ThreadSample] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    var samples: [Int: ThreadSample] = [:]
+    for task in tasks {
+        guard let tid = Int(task),
+            let status = try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8),
+            let schedstat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8)
+        else { continue }
+        func field(_ key: String) -> Int {
+            let line = status.split(separator: "\n").first { $0.hasPrefix(key + ":") } ?? ""
+            return Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+        }
+        let name =
+            status.split(separator: "\n").first { $0.hasPrefix("Name:") }.map {
+                $0.dropFirst("Name:".count).trimmingCharacters(in: .whitespaces)
+            } ?? "?"
+        let cpu = Int(schedstat.split(separator: " ").first ?? "") ?? 0
+        samples[tid] = ThreadSample(
+            name: name, voluntary: field("voluntary_ctxt_switches"),
+            involuntary: field("nonvoluntary_ctxt_switches"), cpu: cpu)
+    }
+    return samples
+}
+
 switch mode {
+case "idle":
+    let count = number(1, "STREAMS")
+    let seconds = number(2, "SECONDS")
+    /// Prints each thread's wake-ups and CPU between two samples, and their sum as a `idle-summary` line.
+    func report(_ window: String, from before: [Int: ThreadSample], to after: [Int: ThreadSample], seconds: Double) {
+        var total = (switches: 0, cpu: 0)
+        for (tid, now) in after.sorted(by: { $0.key < $1.key }) {
+            let then = before[tid] ?? ThreadSample(name: now.name, voluntary: 0, involuntary: 0, cpu: 0)
+            let switches = now.voluntary - then.voluntary + now.involuntary - then.involuntary
+            total.switches += switches
+            total.cpu += now.cpu - then.cpu
+            say(
+                "idle-thread \(window) \(now.name) wakeups/s \(String(format: "%.1f", Double(switches) / seconds)) cpu-% \(String(format: "%.3f", Double(now.cpu - then.cpu) / 1e9 / seconds * 100))"
+            )
+        }
+        say(
+            "idle-summary \(window) seconds \(String(format: "%.1f", seconds)) wakeups/s \(String(format: "%.1f", Double(total.switches) / seconds)) cpu-% \(String(format: "%.3f", Double(total.cpu) / 1e9 / seconds * 100))"
+        )
+    }
+    do {
+        let engine = try PipeWireEngine(applicationName: "engine-load idle", layout: layout)
+        var sources: [CountedSine] = []
+        let opened = threadSamples()
+        let openedAt = ContinuousClock.now
+        for index in 0..<count {
+            let source = try CountedSine(frequency: 1000 + Double(index) * 7, amplitude: 0.001)
+            sources.append(source)
+            _ = try engine.openStream(
+                StreamID(rawValue: UInt64(index + 1)),
+                descriptor: StreamDescriptor(name: "idle \(index)", role: index == 0 ? .movie : .game),
+                source: source, gain: 1, paused: index % 2 == 1)
+        }
+        // The first 5 s (nodes linking, the first cycles) are reported apart from the steady state.
+        Thread.sleep(forTimeInterval: 5)
+        let settled = threadSamples()
+        report("start", from: opened, to: settled, seconds: Double((ContinuousClock.now - openedAt).components.seconds))
+        guard engine.processCycles > 50 else { fail("the streams never started") }
+        say("ready")
+        let cyclesBefore = engine.processCycles
+        Thread.sleep(forTimeInterval: Double(seconds))
+        let cycles = engine.processCycles - cyclesBefore
+        report("steady", from: settled, to: threadSamples(), seconds: Double(seconds))
+        say(
+            "idle-streams \(count) (\(count / 2) paused) quantum \(engine.quantum) callbacks/s \(String(format: "%.1f", Double(cycles) / Double(seconds)))"
+        )
+        engine.shutdown()
+    } catch {
+        fail("\(error)")
+    }
+
 case "play":
     let count = number(1, "STREAMS")
     let seconds = number(2, "SECONDS")

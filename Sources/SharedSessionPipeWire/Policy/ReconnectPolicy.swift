@@ -3,8 +3,8 @@ import SharedSession
 /// When to try to reach the daemon again after the connection broke, and what to report when it
 /// comes back: a first attempt at once, then a delay growing by half each time from 100 ms to 2 s.
 ///
-/// A plain value, driven by the engine's housekeeping tick with the time it runs at; tested without
-/// a daemon.
+/// A plain value, driven by the engine's housekeeping with the time it runs at (the engine's timer is
+/// armed for ``nextAttempt``); tested without a daemon.
 struct ReconnectPolicy: Sendable, Hashable {
     static let initialDelay = Duration.milliseconds(100)
     static let maximumDelay = Duration.seconds(2)
@@ -14,7 +14,8 @@ struct ReconnectPolicy: Sendable, Hashable {
     /// Attempts made since the loss.
     private(set) var attempts = 0
     private var delay = initialDelay
-    private var nextAttempt: ContinuousClock.Instant?
+    /// When the next attempt is due; nil while connected.
+    private(set) var nextAttempt: ContinuousClock.Instant?
 
     /// Whether the engine is between a loss and a successful reconnection.
     var isReconnecting: Bool { lostAt != nil }

@@ -62,6 +62,17 @@ struct StreamHealth: Sendable, Hashable {
         !reachedStreaming && relinks < Self.maximumRelinks && now - connectedAt >= Self.relinkAfter
     }
 
+    /// The next instant at which ``check(at:)`` or ``shouldRelink(at:)`` has something new to say: the
+    /// relink or the never-started deadline, whichever comes first. Nil once the stream has started, or
+    /// when it has neither a relink left nor a fault to report: the engine's timer sleeps until then.
+    var nextDeadline: ContinuousClock.Instant? {
+        guard !reachedStreaming else { return nil }
+        let relink = relinks < Self.maximumRelinks ? connectedAt + Self.relinkAfter : nil
+        // check(at:) reports only once the deadline has strictly passed.
+        let fault = faultReported ? nil : firstConnectedAt + Self.streamingDeadline + .milliseconds(1)
+        return [relink, fault].compactMap { $0 }.min()
+    }
+
     /// The health of the node made again at `now` in place of this one.
     func relinked(at now: ContinuousClock.Instant) -> StreamHealth {
         StreamHealth(
@@ -94,7 +105,7 @@ struct StreamHealth: Sendable, Hashable {
         old == .connecting && new == .paused
     }
 
-    /// Checked on every housekeeping tick: returns a fault once if the stream has not started by the
+    /// Checked by the engine's housekeeping (at ``nextDeadline`` at the latest): returns a fault once if the stream has not started by the
     /// deadline.
     mutating func check(at now: ContinuousClock.Instant) -> String? {
         guard !reachedStreaming, !faultReported, now - firstConnectedAt > Self.streamingDeadline else { return nil }
