@@ -119,7 +119,7 @@ let package = Package(
             name: "SharedSessionPipeWireTests",
             dependencies: [
                 "SharedSession", "SharedSessionPipeWire", "SharedSessionMedia", "SharedSessionTesting",
-                "CRealtimeProbe",
+                "SharedSessionTestSupport", "CRealtimeProbe",
             ],
             swiftSettings: strict
         ),

@@ -1,4 +1,5 @@
 import Foundation
+import SharedSessionTestSupport
 import Testing
 
 /// The PipeWire daemon the tests run against, started (or found) once per test process through
@@ -182,15 +183,6 @@ extension Daemon {
             run("pw-metadata", ["0", "default.configured.audio.sink", "-d"])
         }
     }
-}
-
-/// Whether every test must run: in CI (`CI=true`) or when Scripts/test sets `SHAREDSESSION_REQUIRE_ALL=1`.
-/// Then the daemon's absence fails the tests that need it (their first `Daemon.ensureRunning()` or
-/// `#require` does) instead of skipping them.
-enum Requirements {
-    static let all: Bool =
-        ProcessInfo.processInfo.environment["CI"] == "true"
-        || ProcessInfo.processInfo.environment["SHAREDSESSION_REQUIRE_ALL"] == "1"
 }
 
 extension Trait where Self == ConditionTrait {
