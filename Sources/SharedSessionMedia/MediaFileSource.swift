@@ -13,11 +13,16 @@ import Synchronization
 /// file's rate and channel layout.
 ///
 /// ```swift
-/// let movie = try MediaFileSource(path: "movie.mp4")
+/// let movie = try MediaFileSource(path: "movie.mp4")      // paused at 0: nothing is consumed yet
 /// let main = try session.openMainStream(source: movie)
 /// movie.play()
 /// // each video frame: show the frame whose timestamp matches movie.clock
 /// ```
+///
+/// ## The start state
+/// A source starts paused at the file's start, as AVPlayer, ExoPlayer and GStreamer's players do:
+/// its ring is filled, but the render side plays silence, consumes nothing and keeps ``clock`` at
+/// zero until ``play()``. Pass `startsPlaying: true` to start playing as soon as a stream renders it.
 ///
 /// ## Threads
 /// - A decoder thread of the source's own decodes ahead into an `AudioRingBuffer`
@@ -89,24 +94,28 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     private var started = false
 
     /// Opens the media file at `path`, checks that its audio track decodes, fills the ring and starts
-    /// the decoder thread. The source starts playing (``isPlaying``) at the file's start; call
-    /// ``pause()`` first to start paused.
+    /// the decoder thread. The source starts at the file's start, paused unless `startsPlaying`.
     ///
     /// - Parameters:
     ///   - path: A file path; relative paths start at the working directory.
     ///   - bufferFrames: The ring's size in frames (rounded up to a power of two), 4096 through 2^22.
     ///     Make it at least twice the engine's largest quantum (the default is four times the
     ///     largest any engine asks for), or every render call of that size underruns.
+    ///   - startsPlaying: False (the default), as a player starts: the source renders silence,
+    ///     consumes nothing and its ``clock`` stays at zero until ``play()``. True: it plays from the
+    ///     first render call, as if ``play()`` had been called before any.
     /// - Throws: `SessionError` naming the file and what is wrong: code `fileError`
     ///   (missing, unreadable, a directory), `mediaUnreadable` (not media, damaged, truncated before
     ///   any audio, a codec this FFmpeg build cannot decode), `noAudioTrack` (a video without sound),
     ///   `invalidValue` (a ring size out of range) or `engineUnavailable` (no thread could be started).
-    public init(path: String, bufferFrames: Int = MediaFileSource.defaultBufferFrames) throws(SessionError) {
+    public init(
+        path: String, bufferFrames: Int = MediaFileSource.defaultBufferFrames, startsPlaying: Bool = false
+    ) throws(SessionError) {
         guard bufferFrames >= 4096, bufferFrames <= 1 << 22 else {
             throw .invalidValue("media buffer size", Double(bufferFrames), fix: "use 4096 through 4194304 frames")
         }
         let decoder = try MediaDecoder(path: path)
-        let shared = try PlaybackShared(capacity: bufferFrames)
+        let shared = try PlaybackShared(capacity: bufferFrames, playing: startsPlaying)
         let hub = EventHub()
         let loop = DecoderLoop(shared: shared, hub: hub, decoder: decoder)
         try loop.prefill()
@@ -127,17 +136,19 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         }
     }
 
-    /// Opens the media file at a `file:` URL; see ``init(path:bufferFrames:)``.
+    /// Opens the media file at a `file:` URL; see ``init(path:bufferFrames:startsPlaying:)``.
     ///
-    /// - Throws: `SessionError` as ``init(path:bufferFrames:)`` does, and `fileError`
+    /// - Throws: `SessionError` as ``init(path:bufferFrames:startsPlaying:)`` does, and `fileError`
     ///   for a URL that is not a file URL.
-    public convenience init(url: URL, bufferFrames: Int = MediaFileSource.defaultBufferFrames) throws(SessionError) {
+    public convenience init(
+        url: URL, bufferFrames: Int = MediaFileSource.defaultBufferFrames, startsPlaying: Bool = false
+    ) throws(SessionError) {
         guard url.isFileURL else {
             throw SessionError(
                 code: .fileError,
                 message: "media URL '\(url.absoluteString)' is not a file URL: download it to a file and pass that")
         }
-        try self.init(path: url.path, bufferFrames: bufferFrames)
+        try self.init(path: url.path, bufferFrames: bufferFrames, startsPlaying: startsPlaying)
     }
 
     deinit {
@@ -161,7 +172,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         shared.playing.store(false, ordering: .releasing)
     }
 
-    /// Whether the source plays (true from the start) or is paused.
+    /// Whether the source plays or is paused (from the start unless it was made with `startsPlaying`).
     public var isPlaying: Bool { shared.playing.load(ordering: .acquiring) }
 
     /// Whether playback goes on from the start of the file at its end (reported as

@@ -14,7 +14,7 @@ final class PlaybackShared: Sendable {
 
     // Control side to the others.
     /// Whether the host wants sound (play) or not (pause).
-    let playing = Atomic<Bool>(true)
+    let playing: Atomic<Bool>
     /// Whether the end of the file goes on from the start.
     let looping = Atomic<Bool>(false)
     /// The number of seeks asked for; a new value is a new request.
@@ -58,7 +58,8 @@ final class PlaybackShared: Sendable {
     /// Frames of the ring the decoder leaves free in steady playback, for a seek's first frames.
     let reserveFrames: Int
 
-    init(capacity: Int) throws(SessionError) {
+    init(capacity: Int, playing: Bool) throws(SessionError) {
+        self.playing = Atomic(playing)
         ring = try AudioRingBuffer(minimumCapacity: capacity, channels: 2)
         reserveFrames = ring.capacity / 4
     }

@@ -10,7 +10,7 @@ struct EngineTests {
     func mainStreamOnOfflineEngine() throws {
         let path = try MediaFiles.tone(
             "movie.mkv", frequency: 1000, seconds: 3, rate: 44_100, layout: "stereo", codec: ["-c:a", "libvorbis"])
-        let movie = try MediaFileSource(path: path)
+        let movie = try MediaFileSource(path: path, startsPlaying: true)
         let engine = OfflineEngine()
         let session = SharedSession(engine: engine, policy: .default)
         let main = try session.openMainStream(source: movie)

@@ -54,31 +54,35 @@ func makeMedia() -> String {
     return path
 }
 
-/// User plus system time, in microseconds, of the process (RUSAGE_SELF) or the calling thread.
-func cpuMicroseconds(thread: Bool) -> Int {
-    var usage = rusage()
-    getrusage(thread ? RUSAGE_THREAD : RUSAGE_SELF, &usage)
-    return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + usage.ru_utime.tv_usec
-        + usage.ru_stime.tv_usec
-}
+enum Time {
+    /// User plus system time, in microseconds, of the whole process or of the calling thread.
+    static func cpuMicroseconds(thread: Bool) -> Int {
+        var usage = rusage()
+        // RUSAGE_THREAD (1) is Linux's; Glibc's Swift overlay does not import it.
+        getrusage(thread ? 1 : __rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + usage.ru_utime.tv_usec
+            + usage.ru_stime.tv_usec
+    }
 
-func now() -> Int {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return time.tv_sec * 1_000_000_000 + time.tv_nsec
-}
+    /// The monotonic clock, in nanoseconds.
+    static func now() -> Int {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return time.tv_sec * 1_000_000_000 + time.tv_nsec
+    }
 
-func sleep(until deadline: Int) {
-    var time = timespec(tv_sec: deadline / 1_000_000_000, tv_nsec: deadline % 1_000_000_000)
-    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    /// Sleeps until the monotonic clock reads `deadline`.
+    static func sleep(until deadline: Int) {
+        var time = timespec(tv_sec: deadline / 1_000_000_000, tv_nsec: deadline % 1_000_000_000)
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    }
 }
 
 let path = makeMedia()
 var sources: [MediaFileSource] = []
 for _ in 0..<count {
     do {
-        let source = try MediaFileSource(path: path)
-        source.pause()
+        let source = try MediaFileSource(path: path, startsPlaying: false)
         source.isLooping = true
         sources.append(source)
     } catch { fail("\(error)") }
@@ -94,27 +98,27 @@ let windowNanoseconds = Int(seconds * 1e9)
 let consumerMicroseconds = Atomic<Int>(0)
 let consumerDone = Atomic<Bool>(false)
 let all = sources
-let start = now()
-let before = cpuMicroseconds(thread: false)
+let start = Time.now()
+let before = Time.cpuMicroseconds(thread: false)
 if playing {
     Thread.detachNewThread {
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: quantum * 2)
         defer { buffer.deallocate() }
-        let first = cpuMicroseconds(thread: true)
+        let first = Time.cpuMicroseconds(thread: true)
         var deadline = start
         while deadline - start < windowNanoseconds {
             for source in all { _ = source.render(into: buffer, frames: quantum) }
             deadline += period
-            sleep(until: deadline)
+            Time.sleep(until: deadline)
         }
-        consumerMicroseconds.store(cpuMicroseconds(thread: true) - first, ordering: .relaxed)
+        consumerMicroseconds.store(Time.cpuMicroseconds(thread: true) - first, ordering: .relaxed)
         consumerDone.store(true, ordering: .releasing)
     }
 }
-sleep(until: start + windowNanoseconds)
-while playing, !consumerDone.load(ordering: .acquiring) { sleep(until: now() + 1_000_000) }
-let total = cpuMicroseconds(thread: false) - before
-let wall = Double(now() - start) / 1e9
+Time.sleep(until: start + windowNanoseconds)
+while playing, !consumerDone.load(ordering: .acquiring) { Time.sleep(until: Time.now() + 1_000_000) }
+let total = Time.cpuMicroseconds(thread: false) - before
+let wall = Double(Time.now() - start) / 1e9
 let consumer = consumerMicroseconds.load(ordering: .relaxed)
 let underruns = sources.reduce(0) { $0 + $1.underrunCount }
 let percent = Double(total) / 1e4 / wall
