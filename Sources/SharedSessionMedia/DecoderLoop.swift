@@ -4,6 +4,11 @@ import Synchronization
 /// The decoder side of a ``MediaFileSource``: decodes ahead into the ring, carries out seeks and
 /// loops, and turns what the render side counted into events.
 ///
+/// Between rounds of work it sleeps in ``DecoderWakeup``: until a control call wakes it, or, while
+/// the source plays, for the time the render side takes to drain the ring from its fill to
+/// ``PlaybackShared/lowWatermark`` at the stream's rate (to the end, once the file is all in the
+/// ring). A paused source with a full ring sleeps until a control call.
+///
 /// It runs on the thread that makes the source until the first fill is done (so a file that does
 /// not decode fails there, with an error), then on the source's decoder thread until the source goes.
 final class DecoderLoop: @unchecked Sendable {
@@ -23,6 +28,7 @@ final class DecoderLoop: @unchecked Sendable {
     let shared: PlaybackShared
     let hub: EventHub
     let decoder: MediaDecoder
+    let wakeup: DecoderWakeup
 
     /// Decoded frames not yet in the ring (interleaved stereo), from `pendingOffset` samples on.
     private var pending: [Float] = []
@@ -49,13 +55,18 @@ final class DecoderLoop: @unchecked Sendable {
     private static let chunkFrames = 2048
     /// Consecutive failed steps after which the file is given up on.
     private static let failureLimit = 1000
-    /// How long the thread sleeps when the ring is full or the file ended.
-    static let idleNanoseconds = 2_000_000
+    /// The shortest sleep while playing: a render side that has not drained anything yet is not
+    /// looked at more often than this.
+    static let minimumSleepNanoseconds = 20_000_000
+    /// The sleep while playing once the render side has every frame up to the end but has not
+    /// rendered the end yet (a stream the session paused at the end): how late `endOfStream` may come.
+    static let endSleepNanoseconds = 250_000_000
 
-    init(shared: PlaybackShared, hub: EventHub, decoder: MediaDecoder) {
+    init(shared: PlaybackShared, hub: EventHub, decoder: MediaDecoder, wakeup: DecoderWakeup) {
         self.shared = shared
         self.hub = hub
         self.decoder = decoder
+        self.wakeup = wakeup
     }
 
     /// Fills the ring on the calling thread. Throws when the file yields no audio at all.
@@ -85,10 +96,36 @@ final class DecoderLoop: @unchecked Sendable {
             worked = pump(firstError: &firstError) || worked
             announceSeek()
             reportRenderEvents()
+            wakeup.announceProgress()
             if !worked {
-                sleepNanoseconds(Self.idleNanoseconds)
+                wakeup.sleep(nanoseconds: idleSleep())
             }
         }
+    }
+
+    /// How long to sleep when there is nothing to do, in nanoseconds; nil until a control call.
+    ///
+    /// Nothing to do means the ring is full (up to its reserve), the marker queue is full, or the file
+    /// is all in the ring. Paused, nothing drains it: only a control call (play, seek, looping, a
+    /// host waiting for audio, close) changes that. Playing, the render side drains it at the
+    /// stream's rate: the decoder wakes when the fill has come down to the low watermark, early
+    /// enough that a late wake-up still finds most of the ring to play from.
+    private func idleSleep() -> Int? {
+        guard shared.playing.load(ordering: .acquiring) else { return nil }
+        let fill = shared.ring.availableToRead
+        let frames: Int
+        if phase == .ended {
+            let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
+            // The end was rendered: nothing more happens until a seek.
+            if end.heard, end.belongs(to: handledSeek) { return nil }
+            // Wake when the render side should have played up to the end, to report it.
+            guard fill > 0 else { return Self.endSleepNanoseconds }
+            frames = fill
+        } else {
+            frames = fill - shared.lowWatermark
+        }
+        let nanoseconds = frames * 1_000_000_000 / AudioFormat.standard.sampleRate
+        return max(Self.minimumSleepNanoseconds, nanoseconds)
     }
 
     private var pendingFrames: Int { (pending.count - pendingOffset) / 2 }
@@ -293,6 +330,7 @@ final class DecoderLoop: @unchecked Sendable {
         unannouncedSeek = nil
         guard seek.generation == shared.seekRequest.load(ordering: .acquiring) else { return }
         shared.seekBuffered.store(seek.generation, ordering: .releasing)
+        wakeup.announceProgress()
         hub.emit(.seeked(to: AudioFormat.standard.duration(ofFrames: seek.target)))
     }
 

@@ -28,10 +28,16 @@ import Synchronization
 /// - A decoder thread of the source's own decodes ahead into an `AudioRingBuffer`
 ///   of ``bufferFrames`` frames. The render side (``render(into:frames:)``, called by the engine on
 ///   its real-time thread) only reads the ring and atomics: it never locks, allocates or makes a
-///   system call.
-/// - The control methods (``play()``, ``pause()``, ``seek(to:)``, ``isLooping``) may be called from
-///   any thread; they publish through atomics and take effect at the next render call.
-/// - Events (``events``, ``eventHandler``) come from the decoder thread.
+///   system call, so it cannot wake the decoder either.
+/// - The decoder thread is woken, it does not poll. Between rounds of decoding it sleeps on a
+///   condition variable: while the source plays, for the time the render side takes to drain the
+///   ring from its fill down to a low watermark (5/8 of the ring) at 48 kHz, so it tops the ring up
+///   about every 85 ms with the default ring; while paused with a full ring, until a control call.
+///   Every control call (``play()``, ``pause()``, ``seek(to:)``, ``isLooping``, a wait for audio,
+///   releasing the source) wakes it at once.
+/// - The control methods may be called from any thread; they publish through atomics, wake the
+///   decoder, and take effect at the next render call.
+/// - Events (``events``, ``eventHandler``) come from the decoder thread, when it next wakes.
 ///
 /// ## The audio clock
 /// ``clock`` is the media time of the audio the render side has delivered to the engine, counted
@@ -72,6 +78,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     private let shared: PlaybackShared
     private let hub: EventHub
     private let loop: DecoderLoop
+    private let wakeup: DecoderWakeup
     private let thread = DecoderThread()
     private let control = Locked(())
     private let scratch: UnsafeMutablePointer<Float>
@@ -117,7 +124,8 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         let decoder = try MediaDecoder(path: path)
         let shared = try PlaybackShared(capacity: bufferFrames, playing: startsPlaying)
         let hub = EventHub()
-        let loop = DecoderLoop(shared: shared, hub: hub, decoder: decoder)
+        let wakeup = DecoderWakeup()
+        let loop = DecoderLoop(shared: shared, hub: hub, decoder: decoder, wakeup: wakeup)
         try loop.prefill()
         self.path = path
         self.info = decoder.info
@@ -126,6 +134,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         self.shared = shared
         self.hub = hub
         self.loop = loop
+        self.wakeup = wakeup
         self.scratch = .allocate(capacity: Self.scratchFrames * 2)
         self.scratch.initialize(repeating: 0, count: Self.scratchFrames * 2)
         guard thread.start({ loop.run() }) else {
@@ -153,6 +162,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
 
     deinit {
         shared.stop.store(true, ordering: .releasing)
+        wakeup.wake()
         thread.join()
         hub.finish()
         scratch.deallocate()
@@ -164,12 +174,14 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// until a ``seek(to:)``.
     public func play() {
         shared.playing.store(true, ordering: .releasing)
+        wakeup.wake()
     }
 
     /// Stops playing (fading out over 5 ms) and holds the position; the decoder keeps the ring full,
     /// so ``play()`` resumes at once.
     public func pause() {
         shared.playing.store(false, ordering: .releasing)
+        wakeup.wake()
     }
 
     /// Whether the source plays or is paused (from the start unless it was made with `startsPlaying`).
@@ -184,6 +196,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             shared.looping.store(newValue, ordering: .releasing)
             // A decoder that had finished looks again (and says when it has): waitUntilBuffered waits for it.
             if newValue { shared.decoderFinished.store(false, ordering: .releasing) }
+            wakeup.wake()
         }
     }
 
@@ -204,6 +217,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             shared.seekTarget.store(frames, ordering: .relaxed)
             shared.seekRequest.add(1, ordering: .releasing)
         }
+        wakeup.wake()
     }
 
     /// The media time of the audio the engine has been given: where the last frame the render side
@@ -228,23 +242,72 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     public var underrunFrames: Int { shared.underrunFrames.load(ordering: .relaxed) }
 
     /// Blocks the calling thread until the ring is full (or holds the rest of the file) at the latest
-    /// seek's position, or `timeout` passes. Returns whether it is. For hosts that render faster than
-    /// real time (`OfflineEngine`): call it before each stretch of rendering so the
-    /// decoder is not outrun. Never call it on a real-time thread.
+    /// seek's position, or `timeout` passes. Returns whether it is. It wakes the decoder and sleeps on
+    /// a condition the decoder signals as it writes. `OfflineEngine` waits by itself (see
+    /// ``waitUntilReady(frames:timeout:)``); other hosts that render faster than real time call this
+    /// before each stretch of rendering so the decoder is not outrun. Never call it on a real-time
+    /// thread.
     @discardableResult
     public func waitUntilBuffered(timeout: Duration = .seconds(5)) -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while true {
+        let shared = self.shared
+        wakeup.wake()
+        return wakeup.wait(until: Self.deadline(after: timeout)) {
             let seek = shared.seekRequest.load(ordering: .acquiring)
             let buffered = shared.seekBuffered.load(ordering: .acquiring) == seek
             let full =
                 shared.ring.availableToRead >= shared.ring.capacity - shared.reserveFrames
                 || shared.decoderFinished.load(ordering: .acquiring)
-            if buffered, full { return true }
-            if clock.now >= deadline { return false }
-            sleepNanoseconds(500_000)
+            return buffered && full
         }
+    }
+
+    /// Blocks the calling thread until the next render call of `frames` frames can be served without
+    /// an underrun: the latest seek is handled and the ring holds `frames` frames of its audio (at most
+    /// the ring's steady fill), or the rest of the file. A paused source is ready at once (it renders
+    /// silence). It wakes the decoder when the ring is below its low watermark, so a host rendering
+    /// faster than real time keeps it decoding, and waits on a condition the decoder signals.
+    ///
+    /// `OfflineEngine` calls it for every playing stream before each render call, so an offline
+    /// render never outruns the decoder. Never call it on a real-time thread.
+    ///
+    /// - Throws: `SessionError` with code `engineUnavailable`, naming the file and how far the decoder
+    ///   got, when `timeout` passes first (a decoder starved of CPU, a file on a stalled disk).
+    public func waitUntilReady(frames: Int, timeout: Duration) throws(SessionError) {
+        let shared = self.shared
+        guard shared.playing.load(ordering: .acquiring) else { return }
+        let needed = min(max(frames, 1), shared.ring.capacity - shared.reserveFrames)
+        let readable = { () -> Int? in
+            // nil until the decoder has taken up the latest seek; then the frames of its audio. A full
+            // ring (stale audio before a seek the render side has yet to drop) is all there can be.
+            let seek = shared.seekRequest.load(ordering: .acquiring)
+            guard shared.seekApplied.load(ordering: .acquiring) == seek else { return nil }
+            if shared.decoderFinished.load(ordering: .acquiring) || shared.ring.availableToWrite == 0 {
+                return Int.max
+            }
+            let stale = max(
+                0, shared.discardBefore.load(ordering: .relaxed) - shared.renderConsumed.load(ordering: .acquiring))
+            return shared.ring.availableToRead - stale
+        }
+        let now = readable()
+        if let now, now >= needed, now > shared.lowWatermark { return }
+        wakeup.wake()
+        if let now, now >= needed { return }
+        let ready = wakeup.wait(until: Self.deadline(after: timeout)) { (readable() ?? 0) >= needed }
+        guard ready else {
+            let got = readable().map { "\(min($0, needed)) of the \(needed) frames" } ?? "nothing"
+            throw SessionError(
+                code: .engineUnavailable,
+                message: "media file '\(path)' has \(got) the next render call needs after waiting "
+                    + "\(timeout) for its decoder thread: the machine is too busy to decode it, or the file "
+                    + "reads too slowly; render in smaller quanta, free the CPU, or allow a longer timeout")
+        }
+    }
+
+    /// The monotonic-clock deadline `timeout` from now, in nanoseconds (at most a day away).
+    private static func deadline(after timeout: Duration) -> Int {
+        let capped = min(max(timeout, .zero), .seconds(86_400))
+        let nanoseconds = capped.components.seconds * 1_000_000_000 + capped.components.attoseconds / 1_000_000_000
+        return DecoderWakeup.monotonicNow() + Int(nanoseconds)
     }
 
     // MARK: Events
@@ -269,6 +332,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     package func setDecodeDelayForTesting(_ delay: Duration) {
         let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
         shared.decodeDelayNanoseconds.store(Int(nanoseconds), ordering: .relaxed)
+        wakeup.wake()
     }
 
     // MARK: Render side
@@ -397,6 +461,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             done &+= decay
         }
         shared.clockFrames.store(mediaPosition, ordering: .relaxed)
+        shared.renderConsumed.store(consumed, ordering: .releasing)
         shared.renderSeek.store(seenSeek, ordering: .releasing)
         return done
     }

@@ -50,6 +50,8 @@ final class PlaybackShared: Sendable {
     let clockFrames = Atomic<Int>(0)
     /// The seek the render side has applied (its audio is what is heard).
     let renderSeek = Atomic<Int>(0)
+    /// The ring index after the last frame the render side read or dropped.
+    let renderConsumed = Atomic<Int>(0)
     let underrunFrames = Atomic<Int>(0)
     let underrunCount = Atomic<Int>(0)
     let loopsHeard = Atomic<Int>(0)
@@ -57,10 +59,15 @@ final class PlaybackShared: Sendable {
 
     /// Frames of the ring the decoder leaves free in steady playback, for a seek's first frames.
     let reserveFrames: Int
+    /// The fill at which a playing source's decoder wakes to top the ring up: 5/8 of the ring, so it
+    /// wakes after an eighth of the ring (85 ms of the default ring) has played, and a wake-up late by
+    /// more than that still finds 5/8 of the ring (427 ms) to play from.
+    let lowWatermark: Int
 
     init(capacity: Int, playing: Bool) throws(SessionError) {
         self.playing = Atomic(playing)
         ring = try AudioRingBuffer(minimumCapacity: capacity, channels: 2)
         reserveFrames = ring.capacity / 4
+        lowWatermark = ring.capacity / 8 * 5
     }
 }
