@@ -7,9 +7,10 @@
 //                                      21.333 ms (on an absolute schedule, as a sound server's graph)
 //
 // Each mode prints one line, "media-load MODE sources=N seconds=S cpu-ms=X cpu-percent=Y
-// consumer-ms=C decoders-percent=D underruns=U": user+system time of the whole process over the
-// window (getrusage), the consumer thread's own share, and what is left (the decoder threads and
-// the idle main thread) as a percentage of one core. The media is 30 s of AAC in MP4 (the movie of
+// consumer-ms=C decoders-percent=D underruns=U wakeups-per-second=W": user+system time of the whole
+// process over the window (getrusage), the consumer thread's own share, what is left (the decoder
+// threads and the idle main thread) as a percentage of one core, and the process's voluntary context
+// switches per second (each a thread going to sleep, so about its wake-ups). The media is 30 s of AAC in MP4 (the movie of
 // the watch-party), made by `ffmpeg` into MEDIA_LOAD_DIR (default /tmp/media-load) the first time,
 // and looped, so any window length plays real decoding.
 import Foundation
@@ -64,6 +65,13 @@ enum Time {
             + usage.ru_stime.tv_usec
     }
 
+    /// Voluntary context switches of the whole process: how often its threads went to sleep.
+    static func sleeps() -> Int {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return usage.ru_nvcsw
+    }
+
     /// The monotonic clock, in nanoseconds.
     static func now() -> Int {
         var time = timespec()
@@ -100,6 +108,7 @@ let consumerDone = Atomic<Bool>(false)
 let all = sources
 let start = Time.now()
 let before = Time.cpuMicroseconds(thread: false)
+let sleepsBefore = Time.sleeps()
 if playing {
     Thread.detachNewThread {
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: quantum * 2)
@@ -118,6 +127,7 @@ if playing {
 Time.sleep(until: start + windowNanoseconds)
 while playing, !consumerDone.load(ordering: .acquiring) { Time.sleep(until: Time.now() + 1_000_000) }
 let total = Time.cpuMicroseconds(thread: false) - before
+let sleeps = Time.sleeps() - sleepsBefore
 let wall = Double(Time.now() - start) / 1e9
 let consumer = consumerMicroseconds.load(ordering: .relaxed)
 let underruns = sources.reduce(0) { $0 + $1.underrunCount }
@@ -127,4 +137,5 @@ print(
     "media-load \(arguments[0]) sources=\(count) seconds=\(String(format: "%.2f", wall))"
         + " cpu-ms=\(String(format: "%.1f", Double(total) / 1000)) cpu-percent=\(String(format: "%.2f", percent))"
         + " consumer-ms=\(String(format: "%.1f", Double(consumer) / 1000))"
-        + " decoders-percent=\(String(format: "%.2f", decoders)) underruns=\(underruns)")
+        + " decoders-percent=\(String(format: "%.2f", decoders)) underruns=\(underruns)"
+        + " wakeups-per-second=\(String(format: "%.0f", Double(sleeps) / wall))")
