@@ -71,8 +71,8 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     public let bufferFrames: Int
 
     /// The ring size used unless another is asked for: 32768 frames, 683 ms at 48 kHz — four times
-    /// the largest quantum an engine asks for, so a decoder thread that wakes every few
-    /// milliseconds stays well ahead.
+    /// the largest quantum an engine asks for. A playing source's decoder tops it up when it has
+    /// drained to 5/8 (20480 frames, 427 ms), so a decoder woken late still stays well ahead.
     public static let defaultBufferFrames = 32_768
 
     private let shared: PlaybackShared
