@@ -21,7 +21,8 @@ final class DecoderLoop: @unchecked Sendable {
         case decoding
         /// The file's frames are all decoded (some may wait in `pending`).
         case endOfData
-        /// Every frame is in the ring and ``PlaybackShared/endWord`` says where it ends.
+        /// Every frame is in the ring, followed by an end marker (or the render side ended playback
+        /// at a loop point).
         case ended
     }
 
@@ -33,8 +34,8 @@ final class DecoderLoop: @unchecked Sendable {
     /// Decoded frames not yet in the ring (interleaved stereo), from `pendingOffset` samples on.
     private var pending: [Float] = []
     private var pendingOffset = 0
-    /// A loop marker to publish before the next frame is written.
-    private var pendingMarker: SegmentQueue.Marker?
+    /// Markers to publish before the next frame is written (the queue was full).
+    private var pendingMarkers: [SegmentQueue.Marker] = []
     /// Frames written to the ring so far (the next frame's ring index).
     private var produced = 0
     /// The media frame after the last decoded frame.
@@ -42,7 +43,7 @@ final class DecoderLoop: @unchecked Sendable {
     private var phase = Phase.decoding
     private var handledSeek = 0
     /// A seek whose `seeked` event waits for its audio to be buffered.
-    private var unannouncedSeek: (generation: Int, target: Int)?
+    private var unannouncedSeek: (serial: Int, target: Int)?
     private var inErrorBurst = false
     private var consecutiveFailures = 0
     private var truncationReported = false
@@ -77,6 +78,9 @@ final class DecoderLoop: @unchecked Sendable {
             if phase == .endOfData, produced == 0, pendingFrames == 0 { break }
             guard pump(firstError: &firstError) else { break }
         }
+        // A file shorter than the ring ends during the fill: its end marker goes out now, before
+        // any render call can look for it.
+        if flushMarkers(), phase == .ended { shared.decoderFinished.store(true, ordering: .releasing) }
         if produced == 0, pendingFrames == 0 {
             if let firstError {
                 throw firstError
@@ -115,9 +119,8 @@ final class DecoderLoop: @unchecked Sendable {
         let fill = shared.ring.availableToRead
         let frames: Int
         if phase == .ended {
-            let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
             // The end was rendered: nothing more happens until a seek.
-            if end.heard, end.belongs(to: handledSeek) { return nil }
+            if shared.endHeard.load(ordering: .acquiring) == handledSeek { return nil }
             // Wake when the render side should have played up to the end, to report it.
             guard fill > 0 else { return Self.endSleepNanoseconds }
             frames = fill
@@ -145,20 +148,19 @@ final class DecoderLoop: @unchecked Sendable {
     /// Does one round of work; false when there was none (ring full, or the file ended).
     private func pump(firstError: inout SessionError?) -> Bool {
         var worked = false
-        let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
-        if phase != .ended, end.heard, end.belongs(to: handledSeek) {
+        if phase != .ended, shared.endHeard.load(ordering: .acquiring) == handledSeek {
             // The render side ended playback at a loop point (looping was switched off after the
-            // decoder had passed it): nothing more to decode until a seek.
+            // decoder had passed it), or at an end this thread took back too late: nothing more to
+            // decode until a seek.
             pending.removeAll(keepingCapacity: true)
             pendingOffset = 0
-            pendingMarker = nil
+            pendingMarkers.removeAll()
             phase = .ended
             shared.decoderFinished.store(true, ordering: .releasing)
             return true
         }
-        if let marker = pendingMarker {
-            guard shared.markers.push(marker) else { return false }
-            pendingMarker = nil
+        if !pendingMarkers.isEmpty {
+            guard flushMarkers() else { return false }
             worked = true
         }
         if pendingFrames > 0 {
@@ -188,14 +190,12 @@ final class DecoderLoop: @unchecked Sendable {
             }
             return true
         case .ended:
-            // Looping switched on before the render side reached the end: take the end back.
-            let (exchanged, _) =
-                shared.looping.load(ordering: .acquiring)
-                ? shared.endWord.compareExchange(
-                    expected: EndWord(seek: handledSeek, index: produced).rawValue,
-                    desired: EndWord(seek: handledSeek, index: nil).rawValue, ordering: .acquiringAndReleasing)
-                : (false, 0)
-            guard exchanged else {
+            // Looping switched on before the render side played the end: take the end back with a
+            // loop marker at the end's index, which the render side finds right behind the end marker.
+            // If it plays the end first after all, it says so in endHeard and the check above stops
+            // this serial again.
+            guard shared.looping.load(ordering: .acquiring), shared.endHeard.load(ordering: .acquiring) != handledSeek
+            else {
                 // (The isLooping setter clears decoderFinished so that waiting hosts wait for this.)
                 if !shared.decoderFinished.load(ordering: .acquiring) {
                     shared.decoderFinished.store(true, ordering: .releasing)
@@ -253,11 +253,21 @@ final class DecoderLoop: @unchecked Sendable {
         }
     }
 
-    /// Every frame is written: says where the file ends, for the seek handled.
+    /// Every frame is written: marks where the file ends, for the seek handled. (The host learns it
+    /// once the marker is out: the `.ended` round after it says `decoderFinished`.)
     private func publishEnd() {
-        shared.endWord.store(EndWord(seek: handledSeek, index: produced).rawValue, ordering: .releasing)
-        shared.decoderFinished.store(true, ordering: .releasing)
+        pendingMarkers.append(SegmentQueue.Marker(kind: .end, index: produced, mediaFrame: 0, serial: handledSeek))
+        _ = flushMarkers()
         phase = .ended
+    }
+
+    /// Pushes the pending markers, in order; false while the queue is full.
+    private func flushMarkers() -> Bool {
+        while let marker = pendingMarkers.first {
+            guard shared.markers.push(marker) else { return false }
+            pendingMarkers.removeFirst()
+        }
+        return true
     }
 
     private func restartForLoop() {
@@ -266,7 +276,7 @@ final class DecoderLoop: @unchecked Sendable {
             publishEnd()
             return
         }
-        pendingMarker = SegmentQueue.Marker(index: produced, mediaFrame: 0, generation: handledSeek)
+        pendingMarkers.append(SegmentQueue.Marker(kind: .loop, index: produced, mediaFrame: 0, serial: handledSeek))
         decodedMediaFrame = 0
         truncationReported = false
         phase = .decoding
@@ -294,31 +304,32 @@ final class DecoderLoop: @unchecked Sendable {
 
     // MARK: Seeking
 
+    /// Takes up the latest seek: a new serial, whose segment starts at the next frame written. The
+    /// start marker goes out first; frames before its index are stale, and the render side drops them
+    /// (with the older serials' markers) when it finds the marker.
     private func handleSeek() -> Bool {
-        let generation = shared.seekRequest.load(ordering: .acquiring)
-        guard generation != handledSeek else { return false }
+        let serial = shared.seekRequest.load(ordering: .acquiring)
+        guard serial != handledSeek else { return false }
         let target = shared.seekTarget.load(ordering: .acquiring)
-        handledSeek = generation
+        handledSeek = serial
         pending.removeAll(keepingCapacity: true)
         pendingOffset = 0
-        pendingMarker = nil
+        pendingMarkers.removeAll()
+        pendingMarkers.append(SegmentQueue.Marker(kind: .start, index: produced, mediaFrame: target, serial: serial))
         inErrorBurst = false
         consecutiveFailures = 0
         truncationReported = false
         decodedMediaFrame = target
         shared.decoderFinished.store(false, ordering: .releasing)
+        shared.segmentStart.store(produced, ordering: .relaxed)
+        shared.decodedSerial.store(serial, ordering: .releasing)
         if let error = decoder.seek(toSeconds: Double(target) / Double(AudioFormat.standard.sampleRate)) {
             hub.emit(.decodeError(error))
             publishEnd()
         } else {
-            shared.endWord.store(EndWord(seek: generation, index: nil).rawValue, ordering: .releasing)
             phase = .decoding
         }
-        // Frames before `produced` are stale; the render side drops them when it sees this seek.
-        shared.discardBefore.store(produced, ordering: .relaxed)
-        shared.appliedTarget.store(target, ordering: .relaxed)
-        shared.seekApplied.store(generation, ordering: .releasing)
-        unannouncedSeek = (generation, target)
+        unannouncedSeek = (serial, target)
         return true
     }
 
@@ -328,8 +339,8 @@ final class DecoderLoop: @unchecked Sendable {
         let full = pendingFrames > 0 && room == 0
         guard full || phase == .ended else { return }
         unannouncedSeek = nil
-        guard seek.generation == shared.seekRequest.load(ordering: .acquiring) else { return }
-        shared.seekBuffered.store(seek.generation, ordering: .releasing)
+        guard seek.serial == shared.seekRequest.load(ordering: .acquiring) else { return }
+        shared.seekBuffered.store(seek.serial, ordering: .releasing)
         wakeup.announceProgress()
         hub.emit(.seeked(to: AudioFormat.standard.duration(ofFrames: seek.target)))
     }

@@ -94,8 +94,12 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     private var tailGain: Float = 0
     private var lastLeft: Float = 0
     private var lastRight: Float = 0
-    private var seenSeek = 0
+    /// The serial (seek) whose audio this side plays.
+    private var serial = 0
+    /// A newer serial was asked for and its start marker has not been found yet.
     private var seekPending = false
+    /// This serial's end was played: nothing more until a seek.
+    private var ended = false
     /// A seek was applied and its first frames are not in the ring yet: silence, not an underrun.
     private var awaitingSeekData = false
     private var started = false
@@ -280,12 +284,12 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             // nil until the decoder has taken up the latest seek; then the frames of its audio. A full
             // ring (stale audio before a seek the render side has yet to drop) is all there can be.
             let seek = shared.seekRequest.load(ordering: .acquiring)
-            guard shared.seekApplied.load(ordering: .acquiring) == seek else { return nil }
+            guard shared.decodedSerial.load(ordering: .acquiring) == seek else { return nil }
             if shared.decoderFinished.load(ordering: .acquiring) || shared.ring.availableToWrite == 0 {
                 return Int.max
             }
             let stale = max(
-                0, shared.discardBefore.load(ordering: .relaxed) - shared.renderConsumed.load(ordering: .acquiring))
+                0, shared.segmentStart.load(ordering: .relaxed) - shared.renderConsumed.load(ordering: .acquiring))
             return shared.ring.availableToRead - stale
         }
         let now = readable()
@@ -349,78 +353,58 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             started = true
             runGain = playing ? 1 : 0
         }
-        if !seekPending, shared.seekRequest.load(ordering: .acquiring) != seenSeek {
+        if !seekPending, shared.seekRequest.load(ordering: .acquiring) != serial {
             seekPending = true
             beginDiscontinuity()
         }
         let step = 1 / Float(Self.declickFrames)
         var done = 0
         rendering: while done < frames {
-            if seekPending {
-                let latest = shared.seekRequest.load(ordering: .acquiring)
-                if shared.seekApplied.load(ordering: .acquiring) == latest { applySeek(latest) }
-            }
+            if seekPending { takeUpSeek() }
             let audible = playing && !seekPending
             if !audible, runGain == 0 {
                 writeSilence(buffer + done &* 2, frames: frames &- done, step: step)
                 done = frames
                 break
             }
-            // Frames in the ring, then the markers: a marker is published before its frames.
+            if ended { break }
+            // Frames in the ring, then the markers: a marker is published before the frame at its index.
             let available = shared.ring.availableToRead
             var limit = frames &- done
             while let marker = shared.markers.peek() {
-                if marker.generation != seenSeek {
-                    shared.markers.pop()
-                } else if marker.index <= consumed {
-                    if !shared.looping.load(ordering: .relaxed) {
-                        // Looping was switched off after the decoder had passed this end: end here.
-                        let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
-                        if end.belongs(to: seenSeek), !end.heard,
-                            shared.endWord.compareExchange(
-                                expected: end.rawValue, desired: end.heard(at: consumed).rawValue,
-                                ordering: .acquiringAndReleasing
-                            ).exchanged
-                        {
-                            shared.markers.pop()
-                            shared.endsHeard.add(1, ordering: .relaxed)
-                            beginDiscontinuity()
-                            break rendering
-                        }
-                    }
-                    mediaPosition = marker.mediaFrame
-                    shared.loopsHeard.add(1, ordering: .relaxed)
-                    shared.markers.pop()
-                } else {
+                if marker.serial != serial {
+                    // A newer seek's start: the decoder has moved on; stop here and take it up.
+                    seekPending = true
+                    beginDiscontinuity()
+                    continue rendering
+                }
+                if marker.index > consumed {
                     limit = min(limit, marker.index &- consumed)
                     break
+                }
+                shared.markers.pop()
+                if marker.kind == .loop, shared.looping.load(ordering: .relaxed) {
+                    mediaPosition = marker.mediaFrame
+                    shared.loopsHeard.add(1, ordering: .relaxed)
+                    continue
+                }
+                if marker.kind == .end, let next = shared.markers.peek(), next.serial == serial, next.kind == .loop,
+                    next.index == marker.index
+                {
+                    // The decoder took the end back (looping was switched on in time): the loop follows.
+                    continue
+                }
+                if marker.kind != .start {
+                    // The end, or a loop point reached with looping switched off: playback ends here.
+                    ended = true
+                    shared.endHeard.store(serial, ordering: .releasing)
+                    shared.endsHeard.add(1, ordering: .relaxed)
+                    beginDiscontinuity()
+                    break rendering
                 }
             }
             if !audible {
                 limit = min(limit, Self.fadeFrames(runGain, step: step))
-            }
-            let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
-            if !end.belongs(to: seenSeek) {
-                // The decoder has moved to a seek this side has not taken up: stop here and take it up.
-                if !seekPending {
-                    seekPending = true
-                    beginDiscontinuity()
-                }
-                continue
-            }
-            if end.heard { break }
-            if let index = end.index {
-                if consumed >= index {
-                    let (exchanged, _) = shared.endWord.compareExchange(
-                        expected: end.rawValue, desired: end.markedHeard.rawValue, ordering: .acquiringAndReleasing)
-                    if exchanged {
-                        shared.endsHeard.add(1, ordering: .relaxed)
-                        beginDiscontinuity()
-                        break
-                    }
-                    continue
-                }
-                limit = min(limit, index &- consumed)
             }
             let count = min(limit, available)
             if count > 0 {
@@ -444,7 +428,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                 done = frames
                 break
             }
-            if shared.seekRequest.load(ordering: .acquiring) != seenSeek {
+            if shared.seekRequest.load(ordering: .acquiring) != serial {
                 seekPending = true
                 beginDiscontinuity()
                 continue
@@ -462,29 +446,34 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         }
         shared.clockFrames.store(mediaPosition, ordering: .relaxed)
         shared.renderConsumed.store(consumed, ordering: .releasing)
-        shared.renderSeek.store(seenSeek, ordering: .releasing)
+        shared.renderSeek.store(serial, ordering: .releasing)
         return done
     }
 
-    /// Drops the stale frames before the applied seek and its stale markers, and starts the new
-    /// position (fading in).
+    /// Looks for the start marker of the latest seek, dropping the markers of older serials on the
+    /// way; when it is there, drops the stale frames before its index and starts the new position
+    /// (fading in). Until then the seek stays pending and the source plays silence.
     @inline(__always)
-    private func applySeek(_ generation: Int) {
+    private func takeUpSeek() {
         let shared = self.shared
-        let discardBefore = shared.discardBefore.load(ordering: .relaxed)
-        while consumed < discardBefore {
-            let dropped = shared.ring.read(into: scratch, frames: min(discardBefore &- consumed, Self.scratchFrames))
-            if dropped == 0 { break }
-            consumed &+= dropped
-        }
-        while let marker = shared.markers.peek(), marker.generation != generation {
+        while let marker = shared.markers.peek() {
             shared.markers.pop()
+            guard marker.kind == .start, marker.serial == shared.seekRequest.load(ordering: .acquiring) else {
+                continue
+            }
+            while consumed < marker.index {
+                let dropped = shared.ring.read(into: scratch, frames: min(marker.index &- consumed, Self.scratchFrames))
+                if dropped == 0 { break }
+                consumed &+= dropped
+            }
+            mediaPosition = marker.mediaFrame
+            serial = marker.serial
+            seekPending = false
+            awaitingSeekData = true
+            ended = false
+            runGain = 0
+            return
         }
-        mediaPosition = shared.appliedTarget.load(ordering: .relaxed)
-        seenSeek = generation
-        seekPending = false
-        awaitingSeekData = true
-        runGain = 0
     }
 
     /// Frames a fade at `gain` takes to reach zero in steps of `step` (a hair under, so float
