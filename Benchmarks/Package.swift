@@ -39,5 +39,14 @@ let package = Package(
             path: "Sources/EngineLoad",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "media-load",
+            dependencies: [
+                .product(name: "SharedSession", package: "SharedSession"),
+                .product(name: "SharedSessionMedia", package: "SharedSession"),
+            ],
+            path: "Sources/MediaLoad",
+            swiftSettings: strict
+        ),
     ]
 )

@@ -4,6 +4,11 @@ import Synchronization
 /// The decoder side of a ``MediaFileSource``: decodes ahead into the ring, carries out seeks and
 /// loops, and turns what the render side counted into events.
 ///
+/// Between rounds of work it sleeps in ``DecoderWakeup``: until a control call wakes it, or, while
+/// the source plays, for the time the render side takes to drain the ring from its fill to
+/// ``PlaybackShared/lowWatermark`` at the stream's rate (to the end, once the file is all in the
+/// ring). A paused source with a full ring sleeps until a control call.
+///
 /// It runs on the thread that makes the source until the first fill is done (so a file that does
 /// not decode fails there, with an error), then on the source's decoder thread until the source goes.
 final class DecoderLoop: @unchecked Sendable {
@@ -16,19 +21,21 @@ final class DecoderLoop: @unchecked Sendable {
         case decoding
         /// The file's frames are all decoded (some may wait in `pending`).
         case endOfData
-        /// Every frame is in the ring and ``PlaybackShared/endWord`` says where it ends.
+        /// Every frame is in the ring, followed by an end marker (or the render side ended playback
+        /// at a loop point).
         case ended
     }
 
     let shared: PlaybackShared
     let hub: EventHub
     let decoder: MediaDecoder
+    let wakeup: DecoderWakeup
 
     /// Decoded frames not yet in the ring (interleaved stereo), from `pendingOffset` samples on.
     private var pending: [Float] = []
     private var pendingOffset = 0
-    /// A loop marker to publish before the next frame is written.
-    private var pendingMarker: SegmentQueue.Marker?
+    /// Markers to publish before the next frame is written (the queue was full).
+    private var pendingMarkers: [SegmentQueue.Marker] = []
     /// Frames written to the ring so far (the next frame's ring index).
     private var produced = 0
     /// The media frame after the last decoded frame.
@@ -36,7 +43,7 @@ final class DecoderLoop: @unchecked Sendable {
     private var phase = Phase.decoding
     private var handledSeek = 0
     /// A seek whose `seeked` event waits for its audio to be buffered.
-    private var unannouncedSeek: (generation: Int, target: Int)?
+    private var unannouncedSeek: (serial: Int, target: Int)?
     private var inErrorBurst = false
     private var consecutiveFailures = 0
     private var truncationReported = false
@@ -49,13 +56,18 @@ final class DecoderLoop: @unchecked Sendable {
     private static let chunkFrames = 2048
     /// Consecutive failed steps after which the file is given up on.
     private static let failureLimit = 1000
-    /// How long the thread sleeps when the ring is full or the file ended.
-    static let idleNanoseconds = 2_000_000
+    /// The shortest sleep while playing: a render side that has not drained anything yet is not
+    /// looked at more often than this.
+    static let minimumSleepNanoseconds = 20_000_000
+    /// The sleep while playing once the render side has every frame up to the end but has not
+    /// rendered the end yet (a stream the session paused at the end): how late `endOfStream` may come.
+    static let endSleepNanoseconds = 250_000_000
 
-    init(shared: PlaybackShared, hub: EventHub, decoder: MediaDecoder) {
+    init(shared: PlaybackShared, hub: EventHub, decoder: MediaDecoder, wakeup: DecoderWakeup) {
         self.shared = shared
         self.hub = hub
         self.decoder = decoder
+        self.wakeup = wakeup
     }
 
     /// Fills the ring on the calling thread. Throws when the file yields no audio at all.
@@ -66,6 +78,9 @@ final class DecoderLoop: @unchecked Sendable {
             if phase == .endOfData, produced == 0, pendingFrames == 0 { break }
             guard pump(firstError: &firstError) else { break }
         }
+        // A file shorter than the ring ends during the fill: its end marker goes out now, before
+        // any render call can look for it.
+        if flushMarkers(), phase == .ended { shared.decoderFinished.store(true, ordering: .releasing) }
         if produced == 0, pendingFrames == 0 {
             if let firstError {
                 throw firstError
@@ -85,10 +100,35 @@ final class DecoderLoop: @unchecked Sendable {
             worked = pump(firstError: &firstError) || worked
             announceSeek()
             reportRenderEvents()
+            wakeup.announceProgress()
             if !worked {
-                sleepNanoseconds(Self.idleNanoseconds)
+                wakeup.sleep(nanoseconds: idleSleep())
             }
         }
+    }
+
+    /// How long to sleep when there is nothing to do, in nanoseconds; nil until a control call.
+    ///
+    /// Nothing to do means the ring is full (up to its reserve), the marker queue is full, or the file
+    /// is all in the ring. Paused, nothing drains it: only a control call (play, seek, looping, a
+    /// host waiting for audio, close) changes that. Playing, the render side drains it at the
+    /// stream's rate: the decoder wakes when the fill has come down to the low watermark, early
+    /// enough that a late wake-up still finds most of the ring to play from.
+    private func idleSleep() -> Int? {
+        guard shared.playing.load(ordering: .acquiring) else { return nil }
+        let fill = shared.ring.availableToRead
+        let frames: Int
+        if phase == .ended {
+            // The end was rendered: nothing more happens until a seek.
+            if shared.endHeard.load(ordering: .acquiring) == handledSeek { return nil }
+            // Wake when the render side should have played up to the end, to report it.
+            guard fill > 0 else { return Self.endSleepNanoseconds }
+            frames = fill
+        } else {
+            frames = fill - shared.lowWatermark
+        }
+        let nanoseconds = frames * 1_000_000_000 / AudioFormat.standard.sampleRate
+        return max(Self.minimumSleepNanoseconds, nanoseconds)
     }
 
     private var pendingFrames: Int { (pending.count - pendingOffset) / 2 }
@@ -108,20 +148,19 @@ final class DecoderLoop: @unchecked Sendable {
     /// Does one round of work; false when there was none (ring full, or the file ended).
     private func pump(firstError: inout SessionError?) -> Bool {
         var worked = false
-        let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
-        if phase != .ended, end.heard, end.belongs(to: handledSeek) {
+        if phase != .ended, shared.endHeard.load(ordering: .acquiring) == handledSeek {
             // The render side ended playback at a loop point (looping was switched off after the
-            // decoder had passed it): nothing more to decode until a seek.
+            // decoder had passed it), or at an end this thread took back too late: nothing more to
+            // decode until a seek.
             pending.removeAll(keepingCapacity: true)
             pendingOffset = 0
-            pendingMarker = nil
+            pendingMarkers.removeAll()
             phase = .ended
             shared.decoderFinished.store(true, ordering: .releasing)
             return true
         }
-        if let marker = pendingMarker {
-            guard shared.markers.push(marker) else { return false }
-            pendingMarker = nil
+        if !pendingMarkers.isEmpty {
+            guard flushMarkers() else { return false }
             worked = true
         }
         if pendingFrames > 0 {
@@ -151,14 +190,12 @@ final class DecoderLoop: @unchecked Sendable {
             }
             return true
         case .ended:
-            // Looping switched on before the render side reached the end: take the end back.
-            let (exchanged, _) =
-                shared.looping.load(ordering: .acquiring)
-                ? shared.endWord.compareExchange(
-                    expected: EndWord(seek: handledSeek, index: produced).rawValue,
-                    desired: EndWord(seek: handledSeek, index: nil).rawValue, ordering: .acquiringAndReleasing)
-                : (false, 0)
-            guard exchanged else {
+            // Looping switched on before the render side played the end: take the end back with a
+            // loop marker at the end's index, which the render side finds right behind the end marker.
+            // If it plays the end first after all, it says so in endHeard and the check above stops
+            // this serial again.
+            guard shared.looping.load(ordering: .acquiring), shared.endHeard.load(ordering: .acquiring) != handledSeek
+            else {
                 // (The isLooping setter clears decoderFinished so that waiting hosts wait for this.)
                 if !shared.decoderFinished.load(ordering: .acquiring) {
                     shared.decoderFinished.store(true, ordering: .releasing)
@@ -216,11 +253,21 @@ final class DecoderLoop: @unchecked Sendable {
         }
     }
 
-    /// Every frame is written: says where the file ends, for the seek handled.
+    /// Every frame is written: marks where the file ends, for the seek handled. (The host learns it
+    /// once the marker is out: the `.ended` round after it says `decoderFinished`.)
     private func publishEnd() {
-        shared.endWord.store(EndWord(seek: handledSeek, index: produced).rawValue, ordering: .releasing)
-        shared.decoderFinished.store(true, ordering: .releasing)
+        pendingMarkers.append(SegmentQueue.Marker(kind: .end, index: produced, mediaFrame: 0, serial: handledSeek))
+        _ = flushMarkers()
         phase = .ended
+    }
+
+    /// Pushes the pending markers, in order; false while the queue is full.
+    private func flushMarkers() -> Bool {
+        while let marker = pendingMarkers.first {
+            guard shared.markers.push(marker) else { return false }
+            pendingMarkers.removeFirst()
+        }
+        return true
     }
 
     private func restartForLoop() {
@@ -229,7 +276,7 @@ final class DecoderLoop: @unchecked Sendable {
             publishEnd()
             return
         }
-        pendingMarker = SegmentQueue.Marker(index: produced, mediaFrame: 0, generation: handledSeek)
+        pendingMarkers.append(SegmentQueue.Marker(kind: .loop, index: produced, mediaFrame: 0, serial: handledSeek))
         decodedMediaFrame = 0
         truncationReported = false
         phase = .decoding
@@ -257,31 +304,32 @@ final class DecoderLoop: @unchecked Sendable {
 
     // MARK: Seeking
 
+    /// Takes up the latest seek: a new serial, whose segment starts at the next frame written. The
+    /// start marker goes out first; frames before its index are stale, and the render side drops them
+    /// (with the older serials' markers) when it finds the marker.
     private func handleSeek() -> Bool {
-        let generation = shared.seekRequest.load(ordering: .acquiring)
-        guard generation != handledSeek else { return false }
+        let serial = shared.seekRequest.load(ordering: .acquiring)
+        guard serial != handledSeek else { return false }
         let target = shared.seekTarget.load(ordering: .acquiring)
-        handledSeek = generation
+        handledSeek = serial
         pending.removeAll(keepingCapacity: true)
         pendingOffset = 0
-        pendingMarker = nil
+        pendingMarkers.removeAll()
+        pendingMarkers.append(SegmentQueue.Marker(kind: .start, index: produced, mediaFrame: target, serial: serial))
         inErrorBurst = false
         consecutiveFailures = 0
         truncationReported = false
         decodedMediaFrame = target
         shared.decoderFinished.store(false, ordering: .releasing)
+        shared.segmentStart.store(produced, ordering: .relaxed)
+        shared.decodedSerial.store(serial, ordering: .releasing)
         if let error = decoder.seek(toSeconds: Double(target) / Double(AudioFormat.standard.sampleRate)) {
             hub.emit(.decodeError(error))
             publishEnd()
         } else {
-            shared.endWord.store(EndWord(seek: generation, index: nil).rawValue, ordering: .releasing)
             phase = .decoding
         }
-        // Frames before `produced` are stale; the render side drops them when it sees this seek.
-        shared.discardBefore.store(produced, ordering: .relaxed)
-        shared.appliedTarget.store(target, ordering: .relaxed)
-        shared.seekApplied.store(generation, ordering: .releasing)
-        unannouncedSeek = (generation, target)
+        unannouncedSeek = (serial, target)
         return true
     }
 
@@ -291,8 +339,9 @@ final class DecoderLoop: @unchecked Sendable {
         let full = pendingFrames > 0 && room == 0
         guard full || phase == .ended else { return }
         unannouncedSeek = nil
-        guard seek.generation == shared.seekRequest.load(ordering: .acquiring) else { return }
-        shared.seekBuffered.store(seek.generation, ordering: .releasing)
+        guard seek.serial == shared.seekRequest.load(ordering: .acquiring) else { return }
+        shared.seekBuffered.store(seek.serial, ordering: .releasing)
+        wakeup.announceProgress()
         hub.emit(.seeked(to: AudioFormat.standard.duration(ofFrames: seek.target)))
     }
 

@@ -4,8 +4,11 @@ public import SharedSession
 ///
 /// Events are delivered on the source's decoder thread (to ``MediaFileSource/eventHandler``) and
 /// through ``MediaFileSource/events``, never on the render thread: the render side only counts
-/// what it did in atomics, and the decoder thread, which looks at them every few milliseconds, turns
-/// the counts into events. So an event follows what it reports by a few milliseconds at most.
+/// what it did in atomics (it may not wake another thread), and the decoder thread turns the counts
+/// into events when it next wakes: at once after a control call, and while the source plays each
+/// time it tops up the ring (about every 85 ms with the default ring), or at the latest 250 ms after
+/// the render side has been given the last frame of the file. A seek's ``seeked(to:)`` comes as
+/// soon as its audio is buffered.
 public enum MediaEvent: Sendable, Hashable, CustomStringConvertible {
     /// The last frame of the file was rendered and looping is off. Playback stays at the end; a
     /// ``MediaFileSource/seek(to:)`` plays again.

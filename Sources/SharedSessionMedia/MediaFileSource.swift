@@ -13,20 +13,31 @@ import Synchronization
 /// file's rate and channel layout.
 ///
 /// ```swift
-/// let movie = try MediaFileSource(path: "movie.mp4")
+/// let movie = try MediaFileSource(path: "movie.mp4")      // paused at 0: nothing is consumed yet
 /// let main = try session.openMainStream(source: movie)
 /// movie.play()
 /// // each video frame: show the frame whose timestamp matches movie.clock
 /// ```
 ///
+/// ## The start state
+/// A source starts paused at the file's start, as AVPlayer, ExoPlayer and GStreamer's players do:
+/// its ring is filled, but the render side plays silence, consumes nothing and keeps ``clock`` at
+/// zero until ``play()``. Pass `startsPlaying: true` to start playing as soon as a stream renders it.
+///
 /// ## Threads
 /// - A decoder thread of the source's own decodes ahead into an `AudioRingBuffer`
 ///   of ``bufferFrames`` frames. The render side (``render(into:frames:)``, called by the engine on
 ///   its real-time thread) only reads the ring and atomics: it never locks, allocates or makes a
-///   system call.
-/// - The control methods (``play()``, ``pause()``, ``seek(to:)``, ``isLooping``) may be called from
-///   any thread; they publish through atomics and take effect at the next render call.
-/// - Events (``events``, ``eventHandler``) come from the decoder thread.
+///   system call, so it cannot wake the decoder either.
+/// - The decoder thread is woken, it does not poll. Between rounds of decoding it sleeps on a
+///   condition variable: while the source plays, for the time the render side takes to drain the
+///   ring from its fill down to a low watermark (5/8 of the ring) at 48 kHz, so it tops the ring up
+///   about every 85 ms with the default ring; while paused with a full ring, until a control call.
+///   Every control call (``play()``, ``pause()``, ``seek(to:)``, ``isLooping``, a wait for audio,
+///   releasing the source) wakes it at once.
+/// - The control methods may be called from any thread; they publish through atomics, wake the
+///   decoder, and take effect at the next render call.
+/// - Events (``events``, ``eventHandler``) come from the decoder thread, when it next wakes.
 ///
 /// ## The audio clock
 /// ``clock`` is the media time of the audio the render side has delivered to the engine, counted
@@ -60,13 +71,14 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     public let bufferFrames: Int
 
     /// The ring size used unless another is asked for: 32768 frames, 683 ms at 48 kHz — four times
-    /// the largest quantum an engine asks for, so a decoder thread that wakes every few
-    /// milliseconds stays well ahead.
+    /// the largest quantum an engine asks for. A playing source's decoder tops it up when it has
+    /// drained to 5/8 (20480 frames, 427 ms), so a decoder woken late still stays well ahead.
     public static let defaultBufferFrames = 32_768
 
     private let shared: PlaybackShared
     private let hub: EventHub
     private let loop: DecoderLoop
+    private let wakeup: DecoderWakeup
     private let thread = DecoderThread()
     private let control = Locked(())
     private let scratch: UnsafeMutablePointer<Float>
@@ -82,33 +94,42 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     private var tailGain: Float = 0
     private var lastLeft: Float = 0
     private var lastRight: Float = 0
-    private var seenSeek = 0
+    /// The serial (seek) whose audio this side plays.
+    private var serial = 0
+    /// A newer serial was asked for and its start marker has not been found yet.
     private var seekPending = false
+    /// This serial's end was played: nothing more until a seek.
+    private var ended = false
     /// A seek was applied and its first frames are not in the ring yet: silence, not an underrun.
     private var awaitingSeekData = false
     private var started = false
 
     /// Opens the media file at `path`, checks that its audio track decodes, fills the ring and starts
-    /// the decoder thread. The source starts playing (``isPlaying``) at the file's start; call
-    /// ``pause()`` first to start paused.
+    /// the decoder thread. The source starts at the file's start, paused unless `startsPlaying`.
     ///
     /// - Parameters:
     ///   - path: A file path; relative paths start at the working directory.
     ///   - bufferFrames: The ring's size in frames (rounded up to a power of two), 4096 through 2^22.
     ///     Make it at least twice the engine's largest quantum (the default is four times the
     ///     largest any engine asks for), or every render call of that size underruns.
+    ///   - startsPlaying: False (the default), as a player starts: the source renders silence,
+    ///     consumes nothing and its ``clock`` stays at zero until ``play()``. True: it plays from the
+    ///     first render call, as if ``play()`` had been called before any.
     /// - Throws: `SessionError` naming the file and what is wrong: code `fileError`
     ///   (missing, unreadable, a directory), `mediaUnreadable` (not media, damaged, truncated before
     ///   any audio, a codec this FFmpeg build cannot decode), `noAudioTrack` (a video without sound),
     ///   `invalidValue` (a ring size out of range) or `engineUnavailable` (no thread could be started).
-    public init(path: String, bufferFrames: Int = MediaFileSource.defaultBufferFrames) throws(SessionError) {
+    public init(
+        path: String, bufferFrames: Int = MediaFileSource.defaultBufferFrames, startsPlaying: Bool = false
+    ) throws(SessionError) {
         guard bufferFrames >= 4096, bufferFrames <= 1 << 22 else {
             throw .invalidValue("media buffer size", Double(bufferFrames), fix: "use 4096 through 4194304 frames")
         }
         let decoder = try MediaDecoder(path: path)
-        let shared = try PlaybackShared(capacity: bufferFrames)
+        let shared = try PlaybackShared(capacity: bufferFrames, playing: startsPlaying)
         let hub = EventHub()
-        let loop = DecoderLoop(shared: shared, hub: hub, decoder: decoder)
+        let wakeup = DecoderWakeup()
+        let loop = DecoderLoop(shared: shared, hub: hub, decoder: decoder, wakeup: wakeup)
         try loop.prefill()
         self.path = path
         self.info = decoder.info
@@ -117,6 +138,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         self.shared = shared
         self.hub = hub
         self.loop = loop
+        self.wakeup = wakeup
         self.scratch = .allocate(capacity: Self.scratchFrames * 2)
         self.scratch.initialize(repeating: 0, count: Self.scratchFrames * 2)
         guard thread.start({ loop.run() }) else {
@@ -127,21 +149,24 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         }
     }
 
-    /// Opens the media file at a `file:` URL; see ``init(path:bufferFrames:)``.
+    /// Opens the media file at a `file:` URL; see ``init(path:bufferFrames:startsPlaying:)``.
     ///
-    /// - Throws: `SessionError` as ``init(path:bufferFrames:)`` does, and `fileError`
+    /// - Throws: `SessionError` as ``init(path:bufferFrames:startsPlaying:)`` does, and `fileError`
     ///   for a URL that is not a file URL.
-    public convenience init(url: URL, bufferFrames: Int = MediaFileSource.defaultBufferFrames) throws(SessionError) {
+    public convenience init(
+        url: URL, bufferFrames: Int = MediaFileSource.defaultBufferFrames, startsPlaying: Bool = false
+    ) throws(SessionError) {
         guard url.isFileURL else {
             throw SessionError(
                 code: .fileError,
                 message: "media URL '\(url.absoluteString)' is not a file URL: download it to a file and pass that")
         }
-        try self.init(path: url.path, bufferFrames: bufferFrames)
+        try self.init(path: url.path, bufferFrames: bufferFrames, startsPlaying: startsPlaying)
     }
 
     deinit {
         shared.stop.store(true, ordering: .releasing)
+        wakeup.wake()
         thread.join()
         hub.finish()
         scratch.deallocate()
@@ -153,15 +178,17 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// until a ``seek(to:)``.
     public func play() {
         shared.playing.store(true, ordering: .releasing)
+        wakeup.wake()
     }
 
     /// Stops playing (fading out over 5 ms) and holds the position; the decoder keeps the ring full,
     /// so ``play()`` resumes at once.
     public func pause() {
         shared.playing.store(false, ordering: .releasing)
+        wakeup.wake()
     }
 
-    /// Whether the source plays (true from the start) or is paused.
+    /// Whether the source plays or is paused (from the start unless it was made with `startsPlaying`).
     public var isPlaying: Bool { shared.playing.load(ordering: .acquiring) }
 
     /// Whether playback goes on from the start of the file at its end (reported as
@@ -173,6 +200,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             shared.looping.store(newValue, ordering: .releasing)
             // A decoder that had finished looks again (and says when it has): waitUntilBuffered waits for it.
             if newValue { shared.decoderFinished.store(false, ordering: .releasing) }
+            wakeup.wake()
         }
     }
 
@@ -193,6 +221,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             shared.seekTarget.store(frames, ordering: .relaxed)
             shared.seekRequest.add(1, ordering: .releasing)
         }
+        wakeup.wake()
     }
 
     /// The media time of the audio the engine has been given: where the last frame the render side
@@ -217,23 +246,72 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     public var underrunFrames: Int { shared.underrunFrames.load(ordering: .relaxed) }
 
     /// Blocks the calling thread until the ring is full (or holds the rest of the file) at the latest
-    /// seek's position, or `timeout` passes. Returns whether it is. For hosts that render faster than
-    /// real time (`OfflineEngine`): call it before each stretch of rendering so the
-    /// decoder is not outrun. Never call it on a real-time thread.
+    /// seek's position, or `timeout` passes. Returns whether it is. It wakes the decoder and sleeps on
+    /// a condition the decoder signals as it writes. `OfflineEngine` waits by itself (see
+    /// ``waitUntilReady(frames:timeout:)``); other hosts that render faster than real time call this
+    /// before each stretch of rendering so the decoder is not outrun. Never call it on a real-time
+    /// thread.
     @discardableResult
     public func waitUntilBuffered(timeout: Duration = .seconds(5)) -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while true {
+        let shared = self.shared
+        wakeup.wake()
+        return wakeup.wait(until: Self.deadline(after: timeout)) {
             let seek = shared.seekRequest.load(ordering: .acquiring)
             let buffered = shared.seekBuffered.load(ordering: .acquiring) == seek
             let full =
                 shared.ring.availableToRead >= shared.ring.capacity - shared.reserveFrames
                 || shared.decoderFinished.load(ordering: .acquiring)
-            if buffered, full { return true }
-            if clock.now >= deadline { return false }
-            sleepNanoseconds(500_000)
+            return buffered && full
         }
+    }
+
+    /// Blocks the calling thread until the next render call of `frames` frames can be served without
+    /// an underrun: the latest seek is handled and the ring holds `frames` frames of its audio (at most
+    /// the ring's steady fill), or the rest of the file. A paused source is ready at once (it renders
+    /// silence). It wakes the decoder when the ring is below its low watermark, so a host rendering
+    /// faster than real time keeps it decoding, and waits on a condition the decoder signals.
+    ///
+    /// `OfflineEngine` calls it for every playing stream before each render call, so an offline
+    /// render never outruns the decoder. Never call it on a real-time thread.
+    ///
+    /// - Throws: `SessionError` with code `engineUnavailable`, naming the file and how far the decoder
+    ///   got, when `timeout` passes first (a decoder starved of CPU, a file on a stalled disk).
+    public func waitUntilReady(frames: Int, timeout: Duration) throws(SessionError) {
+        let shared = self.shared
+        guard shared.playing.load(ordering: .acquiring) else { return }
+        let needed = min(max(frames, 1), shared.ring.capacity - shared.reserveFrames)
+        let readable = { () -> Int? in
+            // nil until the decoder has taken up the latest seek; then the frames of its audio. A full
+            // ring (stale audio before a seek the render side has yet to drop) is all there can be.
+            let seek = shared.seekRequest.load(ordering: .acquiring)
+            guard shared.decodedSerial.load(ordering: .acquiring) == seek else { return nil }
+            if shared.decoderFinished.load(ordering: .acquiring) || shared.ring.availableToWrite == 0 {
+                return Int.max
+            }
+            let stale = max(
+                0, shared.segmentStart.load(ordering: .relaxed) - shared.renderConsumed.load(ordering: .acquiring))
+            return shared.ring.availableToRead - stale
+        }
+        let now = readable()
+        if let now, now >= needed, now > shared.lowWatermark { return }
+        wakeup.wake()
+        if let now, now >= needed { return }
+        let ready = wakeup.wait(until: Self.deadline(after: timeout)) { (readable() ?? 0) >= needed }
+        guard ready else {
+            let got = readable().map { "\(min($0, needed)) of the \(needed) frames" } ?? "nothing"
+            throw SessionError(
+                code: .engineUnavailable,
+                message: "media file '\(path)' has \(got) the next render call needs after waiting "
+                    + "\(timeout) for its decoder thread: the machine is too busy to decode it, or the file "
+                    + "reads too slowly; render in smaller quanta, free the CPU, or allow a longer timeout")
+        }
+    }
+
+    /// The monotonic-clock deadline `timeout` from now, in nanoseconds (at most a day away).
+    private static func deadline(after timeout: Duration) -> Int {
+        let capped = min(max(timeout, .zero), .seconds(86_400))
+        let nanoseconds = capped.components.seconds * 1_000_000_000 + capped.components.attoseconds / 1_000_000_000
+        return DecoderWakeup.monotonicNow() + Int(nanoseconds)
     }
 
     // MARK: Events
@@ -258,6 +336,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     package func setDecodeDelayForTesting(_ delay: Duration) {
         let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
         shared.decodeDelayNanoseconds.store(Int(nanoseconds), ordering: .relaxed)
+        wakeup.wake()
     }
 
     // MARK: Render side
@@ -274,78 +353,58 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             started = true
             runGain = playing ? 1 : 0
         }
-        if !seekPending, shared.seekRequest.load(ordering: .acquiring) != seenSeek {
+        if !seekPending, shared.seekRequest.load(ordering: .acquiring) != serial {
             seekPending = true
             beginDiscontinuity()
         }
         let step = 1 / Float(Self.declickFrames)
         var done = 0
         rendering: while done < frames {
-            if seekPending {
-                let latest = shared.seekRequest.load(ordering: .acquiring)
-                if shared.seekApplied.load(ordering: .acquiring) == latest { applySeek(latest) }
-            }
+            if seekPending { takeUpSeek() }
             let audible = playing && !seekPending
             if !audible, runGain == 0 {
                 writeSilence(buffer + done &* 2, frames: frames &- done, step: step)
                 done = frames
                 break
             }
-            // Frames in the ring, then the markers: a marker is published before its frames.
+            if ended { break }
+            // Frames in the ring, then the markers: a marker is published before the frame at its index.
             let available = shared.ring.availableToRead
             var limit = frames &- done
             while let marker = shared.markers.peek() {
-                if marker.generation != seenSeek {
-                    shared.markers.pop()
-                } else if marker.index <= consumed {
-                    if !shared.looping.load(ordering: .relaxed) {
-                        // Looping was switched off after the decoder had passed this end: end here.
-                        let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
-                        if end.belongs(to: seenSeek), !end.heard,
-                            shared.endWord.compareExchange(
-                                expected: end.rawValue, desired: end.heard(at: consumed).rawValue,
-                                ordering: .acquiringAndReleasing
-                            ).exchanged
-                        {
-                            shared.markers.pop()
-                            shared.endsHeard.add(1, ordering: .relaxed)
-                            beginDiscontinuity()
-                            break rendering
-                        }
-                    }
-                    mediaPosition = marker.mediaFrame
-                    shared.loopsHeard.add(1, ordering: .relaxed)
-                    shared.markers.pop()
-                } else {
+                if marker.serial != serial {
+                    // A newer seek's start: the decoder has moved on; stop here and take it up.
+                    seekPending = true
+                    beginDiscontinuity()
+                    continue rendering
+                }
+                if marker.index > consumed {
                     limit = min(limit, marker.index &- consumed)
                     break
+                }
+                shared.markers.pop()
+                if marker.kind == .loop, shared.looping.load(ordering: .relaxed) {
+                    mediaPosition = marker.mediaFrame
+                    shared.loopsHeard.add(1, ordering: .relaxed)
+                    continue
+                }
+                if marker.kind == .end, let next = shared.markers.peek(), next.serial == serial, next.kind == .loop,
+                    next.index == marker.index
+                {
+                    // The decoder took the end back (looping was switched on in time): the loop follows.
+                    continue
+                }
+                if marker.kind != .start {
+                    // The end, or a loop point reached with looping switched off: playback ends here.
+                    ended = true
+                    shared.endHeard.store(serial, ordering: .releasing)
+                    shared.endsHeard.add(1, ordering: .relaxed)
+                    beginDiscontinuity()
+                    break rendering
                 }
             }
             if !audible {
                 limit = min(limit, Self.fadeFrames(runGain, step: step))
-            }
-            let end = EndWord(rawValue: shared.endWord.load(ordering: .acquiring))
-            if !end.belongs(to: seenSeek) {
-                // The decoder has moved to a seek this side has not taken up: stop here and take it up.
-                if !seekPending {
-                    seekPending = true
-                    beginDiscontinuity()
-                }
-                continue
-            }
-            if end.heard { break }
-            if let index = end.index {
-                if consumed >= index {
-                    let (exchanged, _) = shared.endWord.compareExchange(
-                        expected: end.rawValue, desired: end.markedHeard.rawValue, ordering: .acquiringAndReleasing)
-                    if exchanged {
-                        shared.endsHeard.add(1, ordering: .relaxed)
-                        beginDiscontinuity()
-                        break
-                    }
-                    continue
-                }
-                limit = min(limit, index &- consumed)
             }
             let count = min(limit, available)
             if count > 0 {
@@ -369,7 +428,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                 done = frames
                 break
             }
-            if shared.seekRequest.load(ordering: .acquiring) != seenSeek {
+            if shared.seekRequest.load(ordering: .acquiring) != serial {
                 seekPending = true
                 beginDiscontinuity()
                 continue
@@ -386,29 +445,35 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             done &+= decay
         }
         shared.clockFrames.store(mediaPosition, ordering: .relaxed)
-        shared.renderSeek.store(seenSeek, ordering: .releasing)
+        shared.renderConsumed.store(consumed, ordering: .releasing)
+        shared.renderSeek.store(serial, ordering: .releasing)
         return done
     }
 
-    /// Drops the stale frames before the applied seek and its stale markers, and starts the new
-    /// position (fading in).
+    /// Looks for the start marker of the latest seek, dropping the markers of older serials on the
+    /// way; when it is there, drops the stale frames before its index and starts the new position
+    /// (fading in). Until then the seek stays pending and the source plays silence.
     @inline(__always)
-    private func applySeek(_ generation: Int) {
+    private func takeUpSeek() {
         let shared = self.shared
-        let discardBefore = shared.discardBefore.load(ordering: .relaxed)
-        while consumed < discardBefore {
-            let dropped = shared.ring.read(into: scratch, frames: min(discardBefore &- consumed, Self.scratchFrames))
-            if dropped == 0 { break }
-            consumed &+= dropped
-        }
-        while let marker = shared.markers.peek(), marker.generation != generation {
+        while let marker = shared.markers.peek() {
             shared.markers.pop()
+            guard marker.kind == .start, marker.serial == shared.seekRequest.load(ordering: .acquiring) else {
+                continue
+            }
+            while consumed < marker.index {
+                let dropped = shared.ring.read(into: scratch, frames: min(marker.index &- consumed, Self.scratchFrames))
+                if dropped == 0 { break }
+                consumed &+= dropped
+            }
+            mediaPosition = marker.mediaFrame
+            serial = marker.serial
+            seekPending = false
+            awaitingSeekData = true
+            ended = false
+            runGain = 0
+            return
         }
-        mediaPosition = shared.appliedTarget.load(ordering: .relaxed)
-        seenSeek = generation
-        seekPending = false
-        awaitingSeekData = true
-        runGain = 0
     }
 
     /// Frames a fade at `gain` takes to reach zero in steps of `step` (a hair under, so float

@@ -12,7 +12,7 @@ struct BadInputTests {
     /// Makes a source from `path` and returns the error it throws.
     func refusal(_ path: String) -> SessionError? {
         do {
-            _ = try MediaFileSource(path: path)
+            _ = try MediaFileSource(path: path, startsPlaying: true)
             return nil
         } catch {
             return error
@@ -110,7 +110,7 @@ struct BadInputTests {
         let codec = fileExtension == "wav" ? ["-c:a", "pcm_s16le"] : ["-c:a", "flac"]
         let whole = try MediaFiles.tone("cut-source.\(fileExtension)", seconds: 2, codec: codec)
         let path = try truncate(whole, to: 0.5, name: "cut.\(fileExtension)")
-        let source = try MediaFileSource(path: path)
+        let source = try MediaFileSource(path: path, startsPlaying: true)
         let recorder = EventRecorder(source)
         let rendered = Listen.renderAll(source)
         let heard = AudioFormat.standard.frames(in: source.clock)
@@ -148,9 +148,9 @@ struct BadInputTests {
         let path = MediaFiles.path("damaged.\(fileExtension)")
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
-        let clean = Listen.renderAll(try MediaFileSource(path: whole))
+        let clean = Listen.renderAll(try MediaFileSource(path: whole, startsPlaying: true))
         let cleanPeak = clean.reduce(0) { max($0, abs($1)) }
-        let source = try MediaFileSource(path: path)
+        let source = try MediaFileSource(path: path, startsPlaying: true)
         let recorder = EventRecorder(source)
         let rendered = Listen.renderAll(source)
         try await recorder.waitFor { $0.contains(.endOfStream) }

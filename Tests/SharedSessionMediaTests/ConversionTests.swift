@@ -11,7 +11,7 @@ struct ConversionTests {
     func sampleRates(_ rate: Int) throws {
         let path = try MediaFiles.tone(
             "rate-\(rate).wav", frequency: 1000, seconds: 1.5, rate: rate, layout: "mono", codec: ["-c:a", "pcm_f32le"])
-        let source = try MediaFileSource(path: path)
+        let source = try MediaFileSource(path: path, startsPlaying: true)
         #expect(source.info.sampleRate == rate)
         let rendered = Listen.renderAll(source)
         let heard = AudioFormat.standard.frames(in: source.clock)
@@ -54,7 +54,7 @@ struct ConversionTests {
         let path = try MediaFiles.make(
             name,
             ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=1,pan=\(layout.pan)", "-c:a", "flac"])
-        let source = try MediaFileSource(path: path)
+        let source = try MediaFileSource(path: path, startsPlaying: true)
         let rendered = Listen.renderAll(source)
         for (side, expected) in [(0, layout.left), (1, layout.right)] {
             let level = Listen.level(Listen.channel(rendered, side)[4800..<43_200])
@@ -76,7 +76,7 @@ struct ConversionTests {
                 "sine=frequency=880:sample_rate=44100:duration=1", "-filter_complex", "[0][1]amerge=inputs=2",
                 "-c:a", "libvorbis",
             ])
-        let source = try MediaFileSource(path: path)
+        let source = try MediaFileSource(path: path, startsPlaying: true)
         let rendered = Listen.renderAll(source)
         #expect(abs(Listen.frequency(Listen.channel(rendered, 0)[4800..<43_200]) - 440) < 0.05)
         #expect(abs(Listen.frequency(Listen.channel(rendered, 1)[4800..<43_200]) - 880) < 0.05)

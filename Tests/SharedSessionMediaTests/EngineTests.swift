@@ -10,7 +10,7 @@ struct EngineTests {
     func mainStreamOnOfflineEngine() throws {
         let path = try MediaFiles.tone(
             "movie.mkv", frequency: 1000, seconds: 3, rate: 44_100, layout: "stereo", codec: ["-c:a", "libvorbis"])
-        let movie = try MediaFileSource(path: path)
+        let movie = try MediaFileSource(path: path, startsPlaying: true)
         let engine = OfflineEngine()
         let session = SharedSession(engine: engine, policy: .default)
         let main = try session.openMainStream(source: movie)
@@ -49,6 +49,56 @@ struct EngineTests {
         _ = try render(milliseconds: 500)
         #expect(movie.clock == pausedAt)
         #expect(pausedAt < .milliseconds(2100))
+        #expect(movie.underrunCount == 0)
+    }
+
+    @Test("an offline render right after opening or seeking a media source waits for its decoder: no underrun")
+    func offlineEngineWaitsForTheDecoder() throws {
+        let path = try MediaFiles.tone(
+            "offline-at-once.flac", frequency: 1000, seconds: 3, rate: 44_100, codec: ["-c:a", "flac"])
+        let movie = try MediaFileSource(path: path, startsPlaying: true)
+        // A decoder slower than the engine: every decoding step waits 2 ms.
+        movie.setDecodeDelayForTesting(.milliseconds(2))
+        let engine = OfflineEngine()
+        let session = SharedSession(engine: engine, policy: .default)
+        let main = try session.openMainStream(source: movie)
+
+        // No waitUntilBuffered(): two seconds at once, far faster than real time.
+        let stem = try #require(try engine.render(duration: .seconds(2), quantum: 1024).stems[main.id])
+        #expect(movie.underrunCount == 0)
+        #expect(movie.clock == .seconds(2))
+        let reference = Listen.render(try MediaFileSource(path: path, startsPlaying: true), frames: 96_000)
+        let difference = zip(stem, reference).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }
+        print(
+            "offline render at once: largest difference from the file \(difference), \(movie.underrunCount) underruns")
+        #expect(stem.count == reference.count)
+        #expect(difference <= 1e-6)
+
+        // Right after a seek too: the new position's audio, not silence or an underrun.
+        try movie.seek(to: .milliseconds(500))
+        let after = try #require(try engine.render(duration: .milliseconds(500), quantum: 1024).stems[main.id])
+        #expect(movie.underrunCount == 0)
+        #expect(movie.clock == .seconds(1))
+        #expect(abs(Listen.level(Listen.channel(after, 0)[480...]) - sineLevel) < 0.1)
+        #expect(abs(Listen.frequency(Listen.channel(after, 0)[480...]) - 1000) < 0.05)
+    }
+
+    @Test("a decoder that misses the offline engine's readiness timeout fails the render, naming stream and file")
+    func offlineReadinessTimeoutFailsLoudly() throws {
+        let path = try MediaFiles.tone("offline-timeout.flac", seconds: 3, codec: ["-c:a", "flac"])
+        let movie = try MediaFileSource(path: path, startsPlaying: true)
+        let engine = OfflineEngine(readinessTimeout: .milliseconds(50))
+        let session = SharedSession(engine: engine, policy: .default)
+        let main = try session.openMainStream(source: movie)
+        _ = try engine.render(frames: 1024)
+        // After a seek the decoder needs a step of 300 ms before any of the new position is there.
+        movie.setDecodeDelayForTesting(.milliseconds(300))
+        try movie.seek(to: .seconds(2))
+        let error = try #require(throws: SessionError.self) { try engine.render(frames: 1024) }
+        print("readiness timeout: \(error)")
+        #expect(error.code == .engineUnavailable)
+        #expect(error.message.hasPrefix("\(main.id) is not ready to render"))
+        #expect(error.message.contains(path))
         #expect(movie.underrunCount == 0)
     }
 }

@@ -53,10 +53,10 @@ struct FormatTests {
             format.name, frequency: 440, seconds: 2, rate: format.rate, layout: format.layout, codec: format.arguments)
         // Decoding speed: a ring larger than the file is filled while the source is made.
         let started = ContinuousClock.now
-        let whole = try MediaFileSource(path: path, bufferFrames: 1 << 18)
+        let whole = try MediaFileSource(path: path, bufferFrames: 1 << 18, startsPlaying: true)
         let elapsed = ContinuousClock.now - started
         #expect(whole.bufferedFrames >= 96_000)
-        let source = try MediaFileSource(path: path)
+        let source = try MediaFileSource(path: path, startsPlaying: true)
         let rendered = Listen.renderAll(source)
         // The length heard is what the clock says at the end; after it only the 5 ms declick of the
         // last sample may follow.

@@ -44,9 +44,34 @@ struct PlaybackTests {
         return power.squareRoot() / Double(samples.count)
     }
 
+    @Test("a source starts paused: silence, nothing consumed and the clock at zero until play()")
+    func startsPaused() throws {
+        let path = try MediaFiles.tone("starts-paused.wav", seconds: 2, codec: ["-c:a", "pcm_f32le"])
+        let source = try MediaFileSource(path: path)
+        #expect(!source.isPlaying)
+        #expect(source.waitUntilBuffered())
+        let buffered = source.bufferedFrames
+        let silent = Listen.render(source, frames: 9600)
+        #expect(silent.count == 9600 * 2)
+        #expect(silent.allSatisfy { $0 == 0 })
+        #expect(source.clock == .zero)
+        #expect(source.bufferedFrames == buffered)
+
+        // play() starts at the file's first frame, fading in over 5 ms, as a source made playing plays it.
+        source.play()
+        #expect(source.isPlaying)
+        let played = Listen.render(source, frames: 24_000)
+        #expect(source.clock == .milliseconds(500))
+        let reference = Listen.render(try MediaFileSource(path: path, startsPlaying: true), frames: 24_000)
+        #expect(Array(played[480...]) == Array(reference[480...]))
+        #expect(
+            Listen.largestStep(Listen.channel(played, 0)[...]) <= Listen.largestStep(Listen.channel(reference, 0)[...]))
+    }
+
     @Test("the clock advances with the frames rendered, not decoded")
     func clockFollowsRenderedFrames() throws {
-        let source = try MediaFileSource(path: try MediaFiles.tone("clock.flac", seconds: 3, codec: ["-c:a", "flac"]))
+        let source = try MediaFileSource(
+            path: try MediaFiles.tone("clock.flac", seconds: 3, codec: ["-c:a", "flac"]), startsPlaying: true)
         #expect(source.clock == .zero)
         source.waitUntilBuffered()
         // The decoder is far ahead (a full ring), yet nothing was heard.
@@ -61,7 +86,7 @@ struct PlaybackTests {
     @Test("pause fades out and stops the clock; play fades in and goes on where it stopped")
     func pauseStopsTheClock() throws {
         let source = try MediaFileSource(
-            path: try MediaFiles.tone("pause.wav", seconds: 3, codec: ["-c:a", "pcm_f32le"]))
+            path: try MediaFiles.tone("pause.wav", seconds: 3, codec: ["-c:a", "pcm_f32le"]), startsPlaying: true)
         let before = Listen.render(source, frames: 24_000)
         let atPause = AudioFormat.standard.frames(in: source.clock)
         source.pause()
@@ -89,7 +114,7 @@ struct PlaybackTests {
             "ogg": ["-c:a", "libvorbis"],
         ]
         let source = try MediaFileSource(
-            path: try Self.twoTones("two-tones.\(fileExtension)", codec: codecs[fileExtension]!))
+            path: try Self.twoTones("two-tones.\(fileExtension)", codec: codecs[fileExtension]!), startsPlaying: true)
         _ = Listen.render(source, frames: 4800)
         try source.seek(to: .milliseconds(900))
         #expect(source.clock == .milliseconds(900))
@@ -103,7 +128,8 @@ struct PlaybackTests {
 
     @Test("a seek plays no stale audio and does not click")
     func seekIsCleanCut() throws {
-        let source = try MediaFileSource(path: try Self.twoTones("two-tones.wav", codec: ["-c:a", "pcm_s16le"]))
+        let source = try MediaFileSource(
+            path: try Self.twoTones("two-tones.wav", codec: ["-c:a", "pcm_s16le"]), startsPlaying: true)
         let before = Listen.render(source, frames: 14_400)
         try source.seek(to: .milliseconds(1500))
         let after = Listen.render(source, frames: 9600)
@@ -120,7 +146,8 @@ struct PlaybackTests {
 
     @Test("rendering straight after a seek plays silence until the new audio is there, never the old")
     func seekWithoutWaiting() throws {
-        let source = try MediaFileSource(path: try Self.twoTones("two-tones.wav", codec: ["-c:a", "pcm_s16le"]))
+        let source = try MediaFileSource(
+            path: try Self.twoTones("two-tones.wav", codec: ["-c:a", "pcm_s16le"]), startsPlaying: true)
         _ = Listen.render(source, frames: 14_400)
         try source.seek(to: .milliseconds(1500))
         // Paced like a sound server (a 256-frame quantum every 5.3 ms), never waiting for the decoder.
@@ -147,7 +174,7 @@ struct PlaybackTests {
     @Test("seek refuses a negative time")
     func seekRefusesNegative() throws {
         let source = try MediaFileSource(
-            path: try MediaFiles.tone("short.wav", seconds: 0.5, codec: ["-c:a", "pcm_s16le"]))
+            path: try MediaFiles.tone("short.wav", seconds: 0.5, codec: ["-c:a", "pcm_s16le"]), startsPlaying: true)
         #expect(throws: SessionError.self) { try source.seek(to: .milliseconds(-1)) }
         #expect(source.clock == .zero)
     }
@@ -158,7 +185,7 @@ struct PlaybackTests {
         let path = try MediaFiles.tone(
             "loop.\(fileExtension)", frequency: 480, seconds: 0.5,
             codec: fileExtension == "wav" ? ["-c:a", "pcm_f32le"] : ["-c:a", "flac"])
-        let source = try MediaFileSource(path: path)
+        let source = try MediaFileSource(path: path, startsPlaying: true)
         let recorder = EventRecorder(source)
         source.isLooping = true
         let rendered = Listen.render(source, frames: 76_800)
@@ -174,7 +201,7 @@ struct PlaybackTests {
     @Test("the end is reported once; a seek plays again")
     func endOfStream() async throws {
         let source = try MediaFileSource(
-            path: try MediaFiles.tone("end.wav", seconds: 0.25, codec: ["-c:a", "pcm_s16le"]))
+            path: try MediaFiles.tone("end.wav", seconds: 0.25, codec: ["-c:a", "pcm_s16le"]), startsPlaying: true)
         let recorder = EventRecorder(source)
         let first = Listen.renderAll(source)
         try await recorder.waitFor { $0.contains(.endOfStream) }
@@ -198,7 +225,7 @@ struct PlaybackTests {
     @Test("looping switched on before the end goes on; switched off, the next end ends")
     func loopToggle() async throws {
         let source = try MediaFileSource(
-            path: try MediaFiles.tone("toggle.wav", seconds: 0.5, codec: ["-c:a", "pcm_s16le"]))
+            path: try MediaFiles.tone("toggle.wav", seconds: 0.5, codec: ["-c:a", "pcm_s16le"]), startsPlaying: true)
         let recorder = EventRecorder(source)
         _ = Listen.render(source, frames: 20_000)  // the decoder has reached the end by now
         source.isLooping = true
@@ -214,7 +241,7 @@ struct PlaybackTests {
     @Test("a starved ring is counted as underruns and reported, and recovers without a click")
     func underrunsAreCounted() async throws {
         let path = try MediaFiles.tone("starve.flac", seconds: 10, codec: ["-c:a", "flac"])
-        let source = try MediaFileSource(path: path, bufferFrames: 4096)
+        let source = try MediaFileSource(path: path, bufferFrames: 4096, startsPlaying: true)
         let recorder = EventRecorder(source)
         source.setDecodeDelayForTesting(.milliseconds(5))
         // Faster than real time, without waiting for the decoder: the ring runs dry.
@@ -243,7 +270,7 @@ struct PlaybackTests {
     @Test("playing in real time keeps the ring ahead: no underrun")
     func realTimePlaybackHasNoUnderrun() throws {
         let path = try MediaFiles.tone("realtime.mp4", seconds: 3, rate: 44_100, layout: "5.1", codec: ["-c:a", "aac"])
-        let source = try MediaFileSource(path: path)
+        let source = try MediaFileSource(path: path, startsPlaying: true)
         let quantum = 256
         let clock = ContinuousClock()
         let start = clock.now
@@ -277,7 +304,7 @@ struct PlaybackTests {
     @Test("a seek past the end ends the stream, or loops to the start when looping")
     func seekPastTheEnd() async throws {
         let path = try MediaFiles.tone("past-end.flac", seconds: 1, codec: ["-c:a", "flac"])
-        let source = try MediaFileSource(path: path)
+        let source = try MediaFileSource(path: path, startsPlaying: true)
         let recorder = EventRecorder(source)
         try source.seek(to: .seconds(5))
         let rendered = Listen.renderAll(source)
@@ -285,7 +312,7 @@ struct PlaybackTests {
         #expect(rendered.allSatisfy { $0 == 0 })
         print("past the end: \(recorder.events)")
 
-        let looping = try MediaFileSource(path: path)
+        let looping = try MediaFileSource(path: path, startsPlaying: true)
         let loops = EventRecorder(looping)
         looping.isLooping = true
         try looping.seek(to: .seconds(5))
@@ -298,7 +325,7 @@ struct PlaybackTests {
     @Test("events arrive through the AsyncStream, in order")
     func eventStream() async throws {
         let source = try MediaFileSource(
-            path: try MediaFiles.tone("stream.wav", seconds: 0.3, codec: ["-c:a", "pcm_s16le"]))
+            path: try MediaFiles.tone("stream.wav", seconds: 0.3, codec: ["-c:a", "pcm_s16le"]), startsPlaying: true)
         let events = source.events
         try source.seek(to: .milliseconds(100))
         source.waitUntilBuffered()
@@ -317,7 +344,7 @@ struct PlaybackTests {
         // back to a seek to any frame (or the start) and drops what precedes the target.
         let path = try MediaFiles.tone("near-end.flac", frequency: 480, seconds: 1, codec: ["-c:a", "flac"])
         for milliseconds in [890, 944, 999] {
-            let source = try MediaFileSource(path: path)
+            let source = try MediaFileSource(path: path, startsPlaying: true)
             let recorder = EventRecorder(source)
             try source.seek(to: .milliseconds(milliseconds))
             _ = Listen.renderAll(source)

@@ -16,13 +16,16 @@ struct RealtimeTests {
             return
         }
         let movie = try MediaFileSource(
-            path: try MediaFiles.tone("probe.mp4", seconds: 4, rate: 44_100, layout: "5.1", codec: ["-c:a", "aac"]))
+            path: try MediaFiles.tone("probe.mp4", seconds: 4, rate: 44_100, layout: "5.1", codec: ["-c:a", "aac"]),
+            startsPlaying: true)
         let loop = try MediaFileSource(
-            path: try MediaFiles.tone("probe-loop.flac", frequency: 480, seconds: 0.1, codec: ["-c:a", "flac"]))
+            path: try MediaFiles.tone("probe-loop.flac", frequency: 480, seconds: 0.1, codec: ["-c:a", "flac"]),
+            startsPlaying: true)
         loop.isLooping = true
         let loops = EventRecorder(loop)
         let starved = try MediaFileSource(
-            path: try MediaFiles.tone("probe-starved.wav", seconds: 4, codec: ["-c:a", "pcm_s16le"]), bufferFrames: 4096
+            path: try MediaFiles.tone("probe-starved.wav", seconds: 4, codec: ["-c:a", "pcm_s16le"]),
+            bufferFrames: 4096, startsPlaying: true
         )
         starved.setDecodeDelayForTesting(.milliseconds(3))
         let sources = [movie, loop, starved]

@@ -12,7 +12,7 @@ struct StressTests {
     @Test("seeks, loop switches and pauses from another thread while rendering never break playback")
     func controlWhileRendering() async throws {
         let path = try MediaFiles.tone("stress.flac", frequency: 480, seconds: 1, codec: ["-c:a", "flac"])
-        let source = try MediaFileSource(path: path, bufferFrames: 8192)
+        let source = try MediaFileSource(path: path, bufferFrames: 8192, startsPlaying: true)
         let done = Atomic<Bool>(false)
         let actions = Atomic<Int>(0)
         let control = Task.detached {

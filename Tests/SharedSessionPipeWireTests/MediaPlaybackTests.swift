@@ -30,7 +30,7 @@ extension DaemonTests {
         func moviePlays() async throws {
             let rig = try EngineRig()
             defer { rig.stop() }
-            let movie = try MediaFileSource(path: try Self.movie())
+            let movie = try MediaFileSource(path: try Self.movie(), startsPlaying: true)
             let control = try rig.engine.openStream(
                 mainID, descriptor: StreamDescriptor(name: "movie", role: .movie), source: movie, gain: 1,
                 paused: false)

@@ -12,10 +12,20 @@ import Synchronization
 /// ``render(frames:)`` is meant to be driven by one thread at a time (a test, a render loop). It
 /// takes a lock once per call to find the open streams, and allocates the arrays it returns; the
 /// per-stream kernel inside it is the real-time one.
+///
+/// ## Sources that decode on a thread of their own
+/// Before each render call the engine waits for every stream that will pull its source (playing,
+/// or still fading out of a pause; not while suspended) with ``AudioSource/waitUntilReady(frames:timeout:)``:
+/// a media source that decodes on its own thread is given the time it needs, so rendering right
+/// after opening it, or right after a seek, plays the file and never underruns, however much faster
+/// than real time the engine renders. A source that is not ready within ``readinessTimeout`` fails
+/// the render call with its error, prefixed by the stream's name: never a silent underrun.
 public final class OfflineEngine: AudioEngine {
     public let format: AudioFormat
     /// What the voice capture stream records while capturing: a microphone stand-in.
     public let input: (any AudioSource)?
+    /// How long a render call waits for one stream's source to be ready before it throws.
+    public let readinessTimeout: Duration
 
     private struct Streams {
         var order: [StreamID] = []
@@ -37,10 +47,14 @@ public final class OfflineEngine: AudioEngine {
     private let suspended = Atomic<Bool>(false)
     private let lastQuantum = Atomic<Int>(0)
 
-    /// Creates an engine; `input` is what a voice session's capture records.
-    public init(format: AudioFormat = .standard, input: (any AudioSource)? = nil) {
+    /// Creates an engine; `input` is what a voice session's capture records. A render call waits up
+    /// to `readinessTimeout` for each stream's source to be ready (see the type's discussion).
+    public init(
+        format: AudioFormat = .standard, input: (any AudioSource)? = nil, readinessTimeout: Duration = .seconds(10)
+    ) {
         self.format = format
         self.input = input
+        self.readinessTimeout = readinessTimeout
     }
 
     public var quantum: Int { lastQuantum.load(ordering: .relaxed) }
@@ -125,9 +139,12 @@ public final class OfflineEngine: AudioEngine {
 
     // MARK: Driving by hand
 
-    /// Renders one quantum of `frames` frames: every stream's output (its stem) and their mix.
+    /// Renders one quantum of `frames` frames: every stream's output (its stem) and their mix. It
+    /// first waits for the sources of the streams that will pull (see the type's discussion).
     ///
-    /// - Throws: ``SessionError`` with code `quantumOutOfRange` unless `frames` is 1 through 8192.
+    /// - Throws: ``SessionError`` with code `quantumOutOfRange` unless `frames` is 1 through 8192; the
+    ///   error of a source not ready within ``readinessTimeout``, its message starting with the
+    ///   stream's name (nothing of that quantum is rendered).
     public func render(frames: Int) throws(SessionError) -> RenderedAudio {
         try render(frames: frames, isQuantum: true)
     }
@@ -156,6 +173,13 @@ public final class OfflineEngine: AudioEngine {
         let active = opened.filter { !$0.1.followsActivity } + opened.filter { $0.1.followsActivity }
         let isSuspended = suspended.load(ordering: .relaxed)
         let capture = control.withLock { $0.capture }
+        if !isSuspended {
+            // Offline rendering may block: a source that decodes on its own thread gets the time it needs.
+            for (id, renderer) in active where !renderer.isPaused || renderer.isAudible {
+                try waitUntilReady(renderer.source, frames: frames, named: "\(id)")
+            }
+            if capture != nil, let input { try waitUntilReady(input, frames: frames, named: "the capture input") }
+        }
         if let capture, let input, !isSuspended {
             var recorded = [Float](repeating: 0, count: frames * channels)
             let got = recorded.withUnsafeMutableBufferPointer { input.render(into: $0.baseAddress!, frames: frames) }
@@ -178,6 +202,14 @@ public final class OfflineEngine: AudioEngine {
             control.recording?.append(contentsOf: mix)
         }
         return RenderedAudio(frames: frames, mix: mix, stems: stems)
+    }
+
+    private func waitUntilReady(_ source: any AudioSource, frames: Int, named name: String) throws(SessionError) {
+        do {
+            try source.waitUntilReady(frames: frames, timeout: readinessTimeout)
+        } catch {
+            throw SessionError(code: error.code, message: "\(name) is not ready to render: \(error.message)")
+        }
     }
 
     /// Renders `duration` in quanta of `quantum` frames (the last one shorter) and returns it joined.

@@ -13,7 +13,29 @@
 /// - It writes interleaved frames in ``AudioFormat/standard`` and returns how many it wrote. The
 ///   engine fills the rest of the quantum with silence, so a source that ran dry or ended returns
 ///   fewer frames than asked rather than blocking.
+/// - A source whose audio is made by another thread (a decoder) and can fall behind a host that
+///   renders faster than real time implements ``waitUntilReady(frames:timeout:)``; every other
+///   source keeps the default, which is always ready.
 public protocol AudioSource: AnyObject, Sendable {
     /// Writes up to `frames` interleaved stereo frames to `buffer` and returns the number written.
     func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int
+
+    /// Blocks the calling thread until the next ``render(into:frames:)`` of `frames` frames can be
+    /// served in full (or up to the source's end), or throws when `timeout` passes first.
+    ///
+    /// ``OfflineEngine`` calls it for every stream that will pull its source, before each render
+    /// call, so an offline render is the same on every run whatever the decoder's speed. A real-time
+    /// engine never calls it: it runs on a normal thread and may block.
+    ///
+    /// The default implementation returns at once: a buffer, a generator or a ring the host fills
+    /// itself is as ready as it will ever be.
+    ///
+    /// - Throws: ``SessionError`` naming the source and what it is waiting for, when `timeout`
+    ///   passes before it is ready.
+    func waitUntilReady(frames: Int, timeout: Duration) throws(SessionError)
+}
+
+extension AudioSource {
+    /// Always ready: returns at once.
+    public func waitUntilReady(frames: Int, timeout: Duration) throws(SessionError) {}
 }

@@ -155,7 +155,7 @@ final class MediaLibrary: Sendable {
 
     private static func open(_ media: Scene.Media, scene: String) throws(SessionError) -> MediaFileSource {
         do {
-            return try MediaFileSource(path: media.path)
+            return try MediaFileSource(path: media.path, startsPlaying: true)
         } catch {
             throw SessionError(code: error.code, message: "\(scene):\(media.line): \(error.message)")
         }
