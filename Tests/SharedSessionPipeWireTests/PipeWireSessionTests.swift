@@ -48,13 +48,23 @@ final class SessionRig {
 
     /// The main tone's level over the 100 ms before `frame` (default: now).
     func mainLevel(before frame: Int? = nil) -> Double {
-        let end = frame ?? recorder.mark()
-        return meter.toneLevel(recorder.samples, frequency: mainTone, frames: window(end - 4800, 4800))
+        level(of: mainTone, before: frame ?? recorder.mark())
     }
 
     func overlayLevel(before frame: Int? = nil) -> Double {
-        let end = frame ?? recorder.mark()
-        return meter.toneLevel(recorder.samples, frequency: overlayTone, frames: window(end - 4800, 4800))
+        level(of: overlayTone, before: frame ?? recorder.mark())
+    }
+
+    /// The level of `tone` over the 100 ms before `end`: the median of its ten 10 ms windows, so one
+    /// graph cycle lost to the loaded machine (a whole quantum of silence in the recording, every
+    /// client's nodes alike) cannot move it, while a stream at the wrong level moves every window (as
+    /// `EngineTests.mainStreamPlays` reads the main stream's level).
+    private func level(of tone: Double, before end: Int) -> Double {
+        let samples = recorder.samples
+        let levels = (0..<10).map {
+            meter.toneLevel(samples, frequency: tone, frames: window(end - 4800 + $0 * 480, 480))
+        }
+        return DaemonTests.EngineTests.median(levels)
     }
 
     func openMain() throws -> StreamHandle {
