@@ -115,20 +115,35 @@ final class DecoderLoop: @unchecked Sendable {
     /// stream's rate: the decoder wakes when the fill has come down to the low watermark, early
     /// enough that a late wake-up still finds most of the ring to play from.
     private func idleSleep() -> Int? {
-        guard shared.playing.load(ordering: .acquiring) else { return nil }
-        let fill = shared.ring.availableToRead
+        Self.idleSleep(
+            playing: shared.playing.load(ordering: .acquiring),
+            renderTookLatestSeek: shared.renderSeek.load(ordering: .acquiring) == handledSeek,
+            ended: phase == .ended, endRendered: shared.endHeard.load(ordering: .acquiring) == handledSeek,
+            fill: shared.ring.availableToRead, lowWatermark: shared.lowWatermark)
+    }
+
+    /// The sleep of ``idleSleep()``, from what it reads: `fill` frames in the ring, of which the
+    /// render side plays down to `lowWatermark` before the decoder must be back.
+    static func idleSleep(
+        playing: Bool, renderTookLatestSeek: Bool, ended: Bool, endRendered: Bool, fill: Int, lowWatermark: Int
+    ) -> Int? {
+        guard playing else { return nil }
+        // Until the render side takes up the latest seek, the ring still holds the old position's
+        // frames, which it will drop: only the reserve's worth of the new position is there to play,
+        // so the fill says nothing about how long it lasts. Look again soon (a render cycle or so).
+        guard renderTookLatestSeek else { return minimumSleepNanoseconds }
         let frames: Int
-        if phase == .ended {
+        if ended {
             // The end was rendered: nothing more happens until a seek.
-            if shared.endHeard.load(ordering: .acquiring) == handledSeek { return nil }
+            if endRendered { return nil }
             // Wake when the render side should have played up to the end, to report it.
-            guard fill > 0 else { return Self.endSleepNanoseconds }
+            guard fill > 0 else { return endSleepNanoseconds }
             frames = fill
         } else {
-            frames = fill - shared.lowWatermark
+            frames = fill - lowWatermark
         }
         let nanoseconds = frames * 1_000_000_000 / AudioFormat.standard.sampleRate
-        return max(Self.minimumSleepNanoseconds, nanoseconds)
+        return max(minimumSleepNanoseconds, nanoseconds)
     }
 
     private var pendingFrames: Int { (pending.count - pendingOffset) / 2 }

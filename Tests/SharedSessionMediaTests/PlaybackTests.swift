@@ -301,6 +301,35 @@ struct PlaybackTests {
         #expect(least > headroom)
     }
 
+    @Test("a seek while playing in real time: the decoder keeps ahead of the new position, no underrun")
+    func realTimeSeekHasNoUnderrun() throws {
+        let path = try MediaFiles.tone("realtime-seek.mp4", seconds: 4, rate: 44_100, codec: ["-c:a", "aac"])
+        let source = try MediaFileSource(path: path, startsPlaying: true)
+        try source.waitUntilReady(frames: source.bufferFrames, timeout: .seconds(10))
+        try source.seek(to: .seconds(1))
+        // The decoder writes the new position's first frames into the ring's reserve, behind the old
+        // position's, and then has nothing to do: the ring is full until the render side drops the old
+        // frames. It must not sleep as if the full ring were all to be played.
+        try source.waitUntilReady(frames: source.bufferFrames, timeout: .seconds(10))
+        let quantum = 1024
+        let clock = ContinuousClock()
+        let start = clock.now
+        var buffer = [Float](repeating: 0, count: quantum * 2)
+        var rendered = 0
+        while rendered < 48_000 * 6 / 10 {
+            // One quantum every 21.3 ms, as a sound server asks for it.
+            let due = start.advanced(by: .nanoseconds(Int64(rendered) * 1_000_000_000 / 48_000))
+            if clock.now < due {
+                Thread.sleep(forTimeInterval: Double((due - clock.now).components.attoseconds) * 1e-18)
+            }
+            _ = buffer.withUnsafeMutableBufferPointer { source.render(into: $0.baseAddress!, frames: quantum) }
+            rendered += quantum
+        }
+        print("real-time seek: \(rendered) frames after the seek, \(source.underrunCount) underruns")
+        #expect(source.underrunCount == 0)
+        #expect(source.clock >= .milliseconds(1500))
+    }
+
     @Test("a seek past the end ends the stream, or loops to the start when looping")
     func seekPastTheEnd() async throws {
         let path = try MediaFiles.tone("past-end.flac", seconds: 1, codec: ["-c:a", "flac"])
