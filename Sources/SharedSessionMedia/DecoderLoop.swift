@@ -355,9 +355,10 @@ final class DecoderLoop: @unchecked Sendable {
         guard full || phase == .ended else { return }
         unannouncedSeek = nil
         guard seek.serial == shared.seekRequest.load(ordering: .acquiring) else { return }
+        // The event first: a host that waited for the seek's audio (`waitUntilBuffered`) has it by then.
+        hub.emit(.seeked(to: AudioFormat.standard.duration(ofFrames: seek.target)))
         shared.seekBuffered.store(seek.serial, ordering: .releasing)
         wakeup.announceProgress()
-        hub.emit(.seeked(to: AudioFormat.standard.duration(ofFrames: seek.target)))
     }
 
     // MARK: Events from the render side

@@ -1,15 +1,20 @@
 import SharedSession
 
 /// Delivers a source's events to its ``MediaFileSource/events`` subscribers and its handler, on
-/// the thread that emits them (the decoder thread, or the thread making the source). Events emitted
-/// before anyone listens (a damaged packet found while the source was made) are kept for the first
-/// listener, up to a bound.
+/// the thread that emits them (the decoder thread, or the thread making the source).
+///
+/// Events emitted before anyone listened (a damaged packet found while the source was made, an end
+/// reached before the host subscribed) are kept, the first 64, and every listener starts with them:
+/// each new ``MediaFileSource/events`` sequence and each handler set, not only the first. Events
+/// emitted once someone listens go to the listeners of that moment and are not kept.
 final class EventHub: Sendable {
     private struct State {
         var subscribers: [UInt64: AsyncStream<MediaEvent>.Continuation] = [:]
         var nextSubscriber: UInt64 = 0
         var handler: (@Sendable (MediaEvent) -> Void)?
+        /// The events emitted before anyone listened, at most `backlogLimit`.
         var backlog: [MediaEvent] = []
+        /// Whether anyone has listened: from then on events are not kept.
         var heard = false
     }
 
@@ -21,11 +26,8 @@ final class EventHub: Sendable {
         let id = state.withLock { state -> UInt64 in
             state.nextSubscriber += 1
             state.subscribers[state.nextSubscriber] = continuation
-            if !state.heard {
-                state.heard = true
-                for event in state.backlog { continuation.yield(event) }
-                state.backlog.removeAll()
-            }
+            state.heard = true
+            for event in state.backlog { continuation.yield(event) }
             return state.nextSubscriber
         }
         continuation.onTermination = { [weak self] _ in
@@ -39,9 +41,8 @@ final class EventHub: Sendable {
         set {
             let backlog = state.withLock { state -> [MediaEvent] in
                 state.handler = newValue
-                guard !state.heard, newValue != nil else { return [] }
+                guard newValue != nil else { return [] }
                 state.heard = true
-                defer { state.backlog.removeAll() }
                 return state.backlog
             }
             for event in backlog { newValue?(event) }

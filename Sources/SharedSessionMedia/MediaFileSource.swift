@@ -316,14 +316,15 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
 
     // MARK: Events
 
-    /// A new stream of the source's events from now on (the first listener also gets what happened
-    /// before anyone listened, such as damage found while the source was made). Every subscriber
+    /// A new stream of the source's events from now on, starting with what happened before anyone
+    /// listened (such as damage found while the source was made, the first 64 events): every new
+    /// stream starts with those, not only the first. Every subscriber
     /// gets every event, in order; stop iterating to unsubscribe. The stream finishes when the
     /// source is released.
     public var events: AsyncStream<MediaEvent> { hub.subscribe() }
 
-    /// Called with every event on the source's decoder thread, as it happens. Keep it short: the
-    /// decoder waits for it.
+    /// Called with every event on the source's decoder thread, as it happens, after the events emitted
+    /// before anyone listened (as ``events`` starts with them). Keep it short: the decoder waits for it.
     public var eventHandler: (@Sendable (MediaEvent) -> Void)? {
         get { hub.handler }
         set { hub.handler = newValue }

@@ -128,6 +128,24 @@ struct BadInputTests {
         #expect(left.allSatisfy { $0.isFinite && abs($0) <= 0.126 })
     }
 
+    @Test("events from before anyone listened start every listener's sequence and handler, not only the first")
+    func backlogForEveryListener() async throws {
+        let path = try MediaFiles.tone("backlog.flac", seconds: 2, codec: ["-c:a", "flac"])
+        let source = try MediaFileSource(path: path)
+        try source.seek(to: .seconds(1))
+        // The seek's audio is in: its `seeked` event was emitted, with no one listening.
+        try #require(source.waitUntilBuffered(timeout: .seconds(10)))
+        let first = EventRecorder(source)
+        #expect(first.events == [.seeked(to: .seconds(1))])
+        // A second handler, and two event sequences made after it: each starts with the same event.
+        let second = EventRecorder(source)
+        #expect(second.events == [.seeked(to: .seconds(1))])
+        for _ in 0..<2 {
+            var events = source.events.makeAsyncIterator()
+            #expect(await events.next() == .seeked(to: .seconds(1)))
+        }
+    }
+
     @Test(
         "damage in the middle is dropped and reported; the rest plays and nothing is garbage",
         arguments: ["flac", "ogg", "opus", "mp3"])
