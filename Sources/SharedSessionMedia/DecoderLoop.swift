@@ -119,13 +119,15 @@ final class DecoderLoop: @unchecked Sendable {
             playing: shared.playing.load(ordering: .acquiring),
             renderTookLatestSeek: shared.renderSeek.load(ordering: .acquiring) == handledSeek,
             ended: phase == .ended, endRendered: shared.endHeard.load(ordering: .acquiring) == handledSeek,
+            endReported: shared.endsHeard.load(ordering: .relaxed) == reportedEnds,
             fill: shared.ring.availableToRead, lowWatermark: shared.lowWatermark)
     }
 
     /// The sleep of ``idleSleep()``, from what it reads: `fill` frames in the ring, of which the
     /// render side plays down to `lowWatermark` before the decoder must be back.
     static func idleSleep(
-        playing: Bool, renderTookLatestSeek: Bool, ended: Bool, endRendered: Bool, fill: Int, lowWatermark: Int
+        playing: Bool, renderTookLatestSeek: Bool, ended: Bool, endRendered: Bool, endReported: Bool = true,
+        fill: Int, lowWatermark: Int
     ) -> Int? {
         guard playing else { return nil }
         // Until the render side takes up the latest seek, the ring still holds the old position's
@@ -134,8 +136,9 @@ final class DecoderLoop: @unchecked Sendable {
         guard renderTookLatestSeek else { return minimumSleepNanoseconds }
         let frames: Int
         if ended {
-            // The end was rendered: nothing more happens until a seek.
-            if endRendered { return nil }
+            // The end was rendered: nothing more happens until a seek, once its event is out. The render
+            // side may have rendered it after this round's report: go round once more to report it.
+            if endRendered { return endReported ? nil : 0 }
             // Wake when the render side should have played up to the end, to report it.
             guard fill > 0 else { return endSleepNanoseconds }
             frames = fill

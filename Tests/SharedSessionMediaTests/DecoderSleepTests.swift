@@ -33,4 +33,17 @@ struct DecoderSleepTests {
         // 256 ms on it ran the ring dry on PipeWire, 2 to 5 underruns after a seek.
         #expect(Self.sleep(tookSeek: false, fill: Self.ring) == 20_000_000)
     }
+
+    @Test("an end the render side played after the decoder's last report is reported before it sleeps for good")
+    func endReportedBeforeSleepingForGood() {
+        let ended = { (reported: Bool) in
+            DecoderLoop.idleSleep(
+                playing: true, renderTookLatestSeek: true, ended: true, endRendered: true, endReported: reported,
+                fill: 0, lowWatermark: Self.lowWatermark)
+        }
+        // A `seek close to the end` run under ThreadSanitizer waited 60 s for an endOfStream that a
+        // decoder asleep for good never sent.
+        #expect(ended(false) == 0)
+        #expect(ended(true) == nil)
+    }
 }
