@@ -316,9 +316,17 @@ struct PlaybackTests {
         let start = clock.now
         var buffer = [Float](repeating: 0, count: quantum * 2)
         var rendered = 0
+        #if SHAREDSESSION_TSAN
+            // Under ThreadSanitizer, beside the CPU-bound model-based tests, the decoder runs several
+            // times slower: a quantum every 85 ms (the pacing DecoderSleepTests does not need, which
+            // pins the sleep after a seek exactly).
+            let pace: Int64 = 4
+        #else
+            let pace: Int64 = 1
+        #endif
         while rendered < 48_000 * 6 / 10 {
             // One quantum every 21.3 ms, as a sound server asks for it.
-            let due = start.advanced(by: .nanoseconds(Int64(rendered) * 1_000_000_000 / 48_000))
+            let due = start.advanced(by: .nanoseconds(pace * Int64(rendered) * 1_000_000_000 / 48_000))
             if clock.now < due {
                 Thread.sleep(forTimeInterval: Double((due - clock.now).components.attoseconds) * 1e-18)
             }
