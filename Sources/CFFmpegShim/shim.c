@@ -70,6 +70,23 @@ int CFFmpegShim_convert(SwrContext *resampler, const AVFrame *frame, float *outp
         resampler, out, capacityFrames, (const uint8_t **)frame->extended_data, frame->nb_samples);
 }
 
+int CFFmpegShim_convertFrom(
+    SwrContext *resampler, const AVFrame *frame, int offset, float *output, int capacityFrames) {
+    if (offset <= 0) return CFFmpegShim_convert(resampler, frame, output, capacityFrames);
+    if (offset > frame->nb_samples) offset = frame->nb_samples;
+    uint8_t *in[AV_NUM_DATA_POINTERS * 8];
+    int channels = frame->ch_layout.nb_channels;
+    int bytes = av_get_bytes_per_sample((enum AVSampleFormat)frame->format);
+    int planar = av_sample_fmt_is_planar((enum AVSampleFormat)frame->format);
+    int planes = planar ? channels : 1;
+    if (planes > (int)(sizeof(in) / sizeof(in[0]))) return AVERROR(EINVAL);
+    for (int plane = 0; plane < planes; plane++) {
+        in[plane] = frame->extended_data[plane] + (size_t)offset * (size_t)bytes * (size_t)(planar ? 1 : channels);
+    }
+    uint8_t *out[1] = {(uint8_t *)output};
+    return swr_convert(resampler, out, capacityFrames, (const uint8_t **)in, frame->nb_samples - offset);
+}
+
 int CFFmpegShim_outputCapacity(SwrContext *resampler, int inputFrames) {
     return swr_get_out_samples(resampler, inputFrames);
 }

@@ -289,7 +289,7 @@ final class DecoderLoop: @unchecked Sendable {
     }
 
     private func restartForLoop() {
-        if let error = decoder.seek(toSeconds: 0) {
+        if let error = decoder.seek(toFrame: 0) {
             hub.emit(.decodeError(error))
             publishEnd()
             return
@@ -341,7 +341,7 @@ final class DecoderLoop: @unchecked Sendable {
         shared.decoderFinished.store(false, ordering: .releasing)
         shared.segmentStart.store(produced, ordering: .relaxed)
         shared.decodedSerial.store(serial, ordering: .releasing)
-        if let error = decoder.seek(toSeconds: Double(target) / Double(AudioFormat.standard.sampleRate)) {
+        if let error = decoder.seek(toFrame: target) {
             hub.emit(.decodeError(error))
             publishEnd()
         } else {

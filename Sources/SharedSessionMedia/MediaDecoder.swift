@@ -37,10 +37,25 @@ final class MediaDecoder {
     private var inputRate: Int32 = 0
     private var inputLayout = AVChannelLayout()
 
+    /// Samples the decoder needs before a seek target to play what a decode from the start plays
+    /// there (at the codec's rate): the container's pre-roll (Opus: 80 ms), and at least four codec
+    /// frames and 200 ms, which covers MP3's bit reservoir and every codec's overlap.
+    private let decoderPreroll: Int32
+    /// The length in samples that every packet of the codec is a multiple of, where timestamps are
+    /// too coarse to name a sample (Matroska's milliseconds): Opus's 2.5 ms, or the codec's frame size.
+    private let packetGranule: Int32?
+
     private var draining = false
     private var finished = false
-    /// Media time in seconds before which decoded audio is dropped (after a seek).
-    private var dropUntil: Double?
+    /// Media time zero in the stream's timestamps: the timestamp of the first frame the decoder gave
+    /// from the start (after it dropped the codec's own start-up, such as Opus's pre-skip). nil until then.
+    private var origin: Int64?
+    /// The first frame's length from the start: where the codec's packet grid sits in media time.
+    private var firstFrameLength: Int32 = 0
+    /// A seek whose first frames are still to come.
+    private var seekPlan: SeekPlan?
+    /// Output frames still to drop before the target of the last seek.
+    private var dropFrames = 0
     /// Consecutive reads that failed with something other than end of file.
     private var readFailures = 0
     /// Whether `packet` holds a packet the decoder asked to be sent again (EAGAIN).
@@ -101,6 +116,13 @@ final class MediaDecoder {
         streamIndex = best
         timeBase = stream.pointee.time_base
         startTimestamp = stream.pointee.start_time == Self.noTimestamp ? 0 : stream.pointee.start_time
+        let codecRate = max(1, parameters.pointee.sample_rate)
+        decoderPreroll = max(parameters.pointee.seek_preroll, 4 * parameters.pointee.frame_size, codecRate / 5)
+        if parameters.pointee.codec_id == AV_CODEC_ID_OPUS {
+            packetGranule = codecRate / 400
+        } else {
+            packetGranule = parameters.pointee.frame_size > 0 ? parameters.pointee.frame_size : nil
+        }
         // Only the audio track's packets are wanted; the demuxer may skip the others cheaply.
         for index in 0..<format.pointee.nb_streams where Int32(index) != best {
             CFFmpegShim_stream(format, index)?.pointee.discard = AVDISCARD_ALL
@@ -190,7 +212,9 @@ final class MediaDecoder {
         if received == CFFmpegShim_errorEndOfFile() {
             // The decoder is drained: what the resampler still holds is the file's last frames.
             finished = true
+            let start = output.count
             _ = appendConverted(nil, into: &output)
+            dropBeforeTarget(from: start, in: &output)
             return .endOfFile
         }
         if received != CFFmpegShim_errorAgain() {
@@ -243,25 +267,57 @@ final class MediaDecoder {
         return .produced(0)
     }
 
-    /// Moves to `seconds` of media time (0: the start). Frames before it are dropped when decoded,
-    /// so the first frame appended afterwards is the one at `seconds`.
-    func seek(toSeconds seconds: Double) -> SessionError? {
+    /// A seek's plan: where the resampler starts and what is dropped before the target.
+    private struct SeekPlan {
+        /// The target, in output (48 kHz) frames of media time.
+        var target: Int
+        /// The media position (in samples at `rate`) at which the resampler starts: before the target
+        /// by the resampler's filter, on a sample where a decode from the start had the resampler in
+        /// the same phase (a multiple of `rate / gcd(rate, 48000)`), so the output is the same samples.
+        var start: Int
+        var rate: Int32
+        /// Where the next decoded frame starts, by the length of the frames before it.
+        var next: Int?
+    }
+
+    /// Moves to output frame `target` of media time (0: the start). The demuxer goes to a packet
+    /// before it by the decoder's pre-roll, and what is decoded before the target is dropped, so the
+    /// first frame appended afterwards is the frame at `target`, the same sample a decode from the
+    /// start gives there.
+    func seek(toFrame target: Int) -> SessionError? {
         guard let format, let codec else { return nil }
-        let target = startTimestamp + Int64((seconds / Self.seconds(timeBase)).rounded(.down))
-        var result = av_seek_frame(format, streamIndex, target, Int32(AVSEEK_FLAG_BACKWARD))
+        let rate = Int(inputRate)
+        let output = Int(outputRate)
+        let divisor = Self.gcd(rate, output)
+        let inputStep = rate / divisor
+        // The resampler's filter reaches 32 taps of the slower rate either side; 256 input samples
+        // of history cover it for every ratio up to 8:1.
+        let filterPreroll = rate == output ? 0 : 256 * max(1, rate / output)
+        let exact = Double(target) * Double(rate) / Double(output)
+        let start = max(0, Int(((exact - Double(filterPreroll)) / Double(inputStep)).rounded(.down))) * inputStep
+        let from = start - Int(decoderPreroll)
+        let timestamp: Int64
+        if from <= 0 {
+            timestamp = startTimestamp
+        } else {
+            let ticks = (Double(from) / Double(rate) / Self.seconds(timeBase)).rounded(.down)
+            timestamp = (origin ?? startTimestamp) + Int64(ticks)
+        }
+        var result = av_seek_frame(format, streamIndex, timestamp, Int32(AVSEEK_FLAG_BACKWARD))
         if result < 0 {
             // Some demuxers refuse a keyframe seek (FLAC without a seek table near its end): try the
             // generic path, then any frame before the target, then the start. Frames before the
             // target are decoded and dropped, so each lands on the same frame, only slower.
-            result = avformat_seek_file(format, streamIndex, Int64.min, target, target, 0)
+            result = avformat_seek_file(format, streamIndex, Int64.min, timestamp, timestamp, 0)
         }
         if result < 0 {
-            result = av_seek_frame(format, streamIndex, target, Int32(AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY))
+            result = av_seek_frame(format, streamIndex, timestamp, Int32(AVSEEK_FLAG_BACKWARD | AVSEEK_FLAG_ANY))
         }
         if result < 0 {
             result = avformat_seek_file(format, streamIndex, Int64.min, startTimestamp, startTimestamp, 0)
         }
         guard result >= 0 else {
+            let seconds = Double(target) / Double(output)
             return SessionError.mediaUnreadable(
                 path, "cannot seek to \(seconds) s (\(SessionError.describeFFmpegError(result)))",
                 fix: "remux the file with ffmpeg so its container has an index (`ffmpeg -i IN -c copy OUT`)")
@@ -273,7 +329,8 @@ final class MediaDecoder {
         draining = false
         finished = false
         readFailures = 0
-        dropUntil = seconds > 0 ? seconds : nil
+        seekPlan = SeekPlan(target: target, start: start, rate: inputRate, next: nil)
+        dropFrames = 0
         expectedStart = nil
         gap = nil
         return nil
@@ -303,30 +360,91 @@ final class MediaDecoder {
                 return .failed(error, fatal: true)
             }
         }
-        var dropFrames = 0
         var silenceFrames = 0
+        var offset: Int32 = 0
+        let rate = frame.pointee.sample_rate
+        let length = frame.pointee.nb_samples
         let timestamp = frame.pointee.best_effort_timestamp
-        let length = Double(frame.pointee.nb_samples) / Double(max(1, frame.pointee.sample_rate))
-        if timestamp != Self.noTimestamp {
-            let start = Double(timestamp - startTimestamp) * Self.seconds(timeBase)
-            if let target = dropUntil {
-                if start + length <= target { return .produced(0) }
-                if start < target { dropFrames = Int(((target - start) * Double(outputRate)).rounded()) }
-            } else if let expected = expectedStart, start - expected > Self.gapThreshold {
-                // Media the demuxer skipped: silence in its place keeps the clock on media time.
-                let missing = min(start - expected, 10)
-                silenceFrames = Int((missing * Double(outputRate)).rounded())
-                gap = (expected, missing)
-            }
-            expectedStart = start + length
-        } else if let expected = expectedStart {
-            expectedStart = expected + length
+        if origin == nil, timestamp != Self.noTimestamp {
+            origin = timestamp
+            firstFrameLength = length
         }
-        dropUntil = nil
+        // Where the frame starts in media time, in samples at its rate, as its timestamp says.
+        let stated: Double? =
+            timestamp == Self.noTimestamp
+            ? nil : Double(timestamp - (origin ?? startTimestamp)) * Self.seconds(timeBase) * Double(rate)
+        if var plan = seekPlan, plan.rate == rate {
+            guard let position = placeAfterSeek(stated: stated, next: plan.next, rate: rate) else {
+                // No timestamp to place it by: play from here.
+                seekPlan = nil
+                return appendDecoded(frame, offset: 0, silenceFrames: 0, into: &output)
+            }
+            plan.next = position + Int(length)
+            expectedStart = Double(position + Int(length)) / Double(rate)
+            if position + Int(length) <= plan.start {
+                seekPlan = plan
+                return .produced(0)
+            }
+            seekPlan = nil
+            let output = Int(outputRate)
+            let inputStep = Int(rate) / Self.gcd(Int(rate), output)
+            let outputStep = output / Self.gcd(Int(rate), output)
+            if position <= plan.start {
+                offset = Int32(plan.start - position)
+                dropFrames = plan.target - plan.start / inputStep * outputStep
+            } else {
+                // The demuxer landed after the resampler's start: the first sample in phase after it,
+                // if that is still before the target, or else from here (the target has passed).
+                let aligned = (position + inputStep - 1) / inputStep * inputStep
+                if aligned < position + Int(length), aligned / inputStep * outputStep <= plan.target {
+                    offset = Int32(aligned - position)
+                    dropFrames = plan.target - aligned / inputStep * outputStep
+                } else {
+                    let late = Double(plan.target) / Double(output) - Double(position) / Double(rate)
+                    dropFrames = max(0, Int((late * Double(output)).rounded()))
+                }
+            }
+        } else {
+            seekPlan = nil
+            if let stated {
+                let start = stated / Double(rate)
+                if let expected = expectedStart, start - expected > Self.gapThreshold {
+                    // Media the demuxer skipped: silence in its place keeps the clock on media time.
+                    let missing = min(start - expected, 10)
+                    silenceFrames = Int((missing * Double(outputRate)).rounded())
+                    gap = (expected, missing)
+                }
+                expectedStart = start + Double(length) / Double(max(1, rate))
+            } else if let expected = expectedStart {
+                expectedStart = expected + Double(length) / Double(max(1, rate))
+            }
+        }
+        return appendDecoded(frame, offset: offset, silenceFrames: silenceFrames, into: &output)
+    }
+
+    /// Where a frame after a seek starts, in samples of media time at `rate`: right after the frame
+    /// before it when its timestamp agrees with that, else its timestamp, put on the codec's packet
+    /// grid when timestamps are coarser than a sample (Matroska's milliseconds cannot name an Opus
+    /// packet's first sample; every Opus packet is a whole number of 2.5 ms after the first).
+    private func placeAfterSeek(stated: Double?, next: Int?, rate: Int32) -> Int? {
+        let tick = Self.seconds(timeBase) * Double(rate)
+        if let next, stated.map({ abs($0 - Double(next)) <= max(tick, 1) + 1 }) ?? true { return next }
+        guard let stated else { return nil }
+        guard tick > 1, let granule = packetGranule.map(Int.init), granule > 0 else { return Int(stated.rounded()) }
+        let phase = Int(firstFrameLength) % granule
+        let snapped = Int(((stated - Double(phase)) / Double(granule)).rounded()) * granule + phase
+        return abs(Double(snapped) - stated) <= tick + 1 ? snapped : Int(stated.rounded())
+    }
+
+    /// Appends `silenceFrames` of silence, then `frame` from sample `offset` on, converted, dropping
+    /// what is still to be dropped before a seek's target.
+    private func appendDecoded(
+        _ frame: UnsafeMutablePointer<AVFrame>, offset: Int32, silenceFrames: Int, into output: inout [Float]
+    ) -> Step {
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: silenceFrames * 2))
         let decoded = output.count
-        let result = appendConverted(frame, into: &output)
+        let result = appendConverted(frame, offset: offset, into: &output)
         guard result >= 0 else {
             output.removeSubrange(start...)
             return .failed(damaged("a frame could not be converted to 48 kHz stereo", result), fatal: false)
@@ -338,20 +456,34 @@ final class MediaDecoder {
                 damaged("a decoded frame held non-finite samples and was dropped", CFFmpegShim_errorInvalidData()),
                 fatal: false)
         }
-        if dropFrames > 0 {
-            output.removeSubrange(decoded..<min(output.count, decoded + dropFrames * 2))
-        }
+        dropBeforeTarget(from: decoded, in: &output)
         return .produced((output.count - start) / 2)
     }
 
-    /// swr_convert of `frame` (nil: flush) appended to `output`; returns frames or an AVERROR.
-    private func appendConverted(_ frame: UnsafeMutablePointer<AVFrame>?, into output: inout [Float]) -> Int32 {
+    /// Drops the frames from `start` on that still precede the last seek's target.
+    private func dropBeforeTarget(from start: Int, in output: inout [Float]) {
+        guard dropFrames > 0 else { return }
+        let dropped = min(dropFrames, (output.count - start) / 2)
+        output.removeSubrange(start..<(start + dropped * 2))
+        dropFrames -= dropped
+    }
+
+    /// swr_convert of `frame` from sample `offset` on (nil: flush) appended to `output`; returns
+    /// frames or an AVERROR.
+    private func appendConverted(
+        _ frame: UnsafeMutablePointer<AVFrame>?, offset: Int32 = 0, into output: inout [Float]
+    ) -> Int32 {
         guard let resampler else { return 0 }
-        let capacity = max(0, CFFmpegShim_outputCapacity(resampler, frame?.pointee.nb_samples ?? 0)) + 32
+        let inputFrames = frame.map { $0.pointee.nb_samples - offset } ?? 0
+        let capacity = max(0, CFFmpegShim_outputCapacity(resampler, inputFrames)) + 32
         let start = output.count
         output.append(contentsOf: repeatElement(0, count: Int(capacity) * 2))
         let converted = output.withUnsafeMutableBufferPointer { buffer in
-            CFFmpegShim_convert(resampler, frame, buffer.baseAddress! + start, capacity)
+            if let frame {
+                CFFmpegShim_convertFrom(resampler, frame, offset, buffer.baseAddress! + start, capacity)
+            } else {
+                CFFmpegShim_convert(resampler, nil, buffer.baseAddress! + start, capacity)
+            }
         }
         output.removeSubrange((start + Int(max(0, converted)) * 2)...)
         return converted
@@ -415,6 +547,12 @@ final class MediaDecoder {
 
     private static func libraryVersion(_ version: UInt32) -> String {
         "\(version >> 16).\((version >> 8) & 0xff).\(version & 0xff)"
+    }
+
+    static func gcd(_ first: Int, _ second: Int) -> Int {
+        var (a, b) = (abs(first), abs(second))
+        while b != 0 { (a, b) = (b, a % b) }
+        return max(a, 1)
     }
 
     static func seconds(_ rational: AVRational) -> Double {

@@ -48,6 +48,12 @@ int CFFmpegShim_makeStereoResampler(
 /// AVERROR.
 int CFFmpegShim_convert(SwrContext *resampler, const AVFrame *frame, float *output, int capacityFrames);
 
+/// swr_convert of `frame`'s samples from sample `offset` on (0 ≤ offset ≤ nb_samples), as
+/// CFFmpegShim_convert: a seek starts the resampler on the sample where the file decoded from its
+/// start had it in the same phase.
+int CFFmpegShim_convertFrom(
+    SwrContext *resampler, const AVFrame *frame, int offset, float *output, int capacityFrames);
+
 /// The number of output frames a conversion of `inputFrames` more input frames can produce at
 /// most, given what the resampler holds (swr_get_out_samples).
 int CFFmpegShim_outputCapacity(SwrContext *resampler, int inputFrames);
