@@ -178,11 +178,15 @@ final class DecoderLoop: @unchecked Sendable {
             return true
         }
         if !pendingMarkers.isEmpty {
-            guard flushMarkers() else { return false }
-            worked = true
+            let waiting = pendingMarkers.count
+            _ = flushMarkers()
+            worked = pendingMarkers.count < waiting
         }
         if pendingFrames > 0 {
-            let count = min(pendingFrames, room)
+            // Frames up to the first marker that did not fit in the queue may go (a marker goes out
+            // before the frame at its index), so the render side can play on to the markers queued.
+            var count = min(pendingFrames, room)
+            if let blocked = pendingMarkers.first { count = min(count, max(0, blocked.index - produced)) }
             let written = pending.withUnsafeBufferPointer { buffer in
                 shared.ring.write(UnsafeBufferPointer(rebasing: buffer[pendingOffset..<(pendingOffset + count * 2)]))
             }
@@ -230,7 +234,14 @@ final class DecoderLoop: @unchecked Sendable {
         let delay = shared.decodeDelayNanoseconds.load(ordering: .relaxed)
         while pendingFrames < Self.chunkFrames, phase == .decoding {
             if delay > 0 { sleepNanoseconds(delay) }
-            switch decoder.step(into: &pending) {
+            let step = decoder.step(into: &pending)
+            for frame in decoder.takeDiscontinuities() {
+                pendingMarkers.append(
+                    SegmentQueue.Marker(
+                        kind: .discontinuity, index: produced + frame - pendingOffset / 2, mediaFrame: 0,
+                        serial: handledSeek))
+            }
+            switch step {
             case .produced(let frames):
                 decodedMediaFrame += frames
                 if let gap = decoder.takeGap(), !inErrorBurst {

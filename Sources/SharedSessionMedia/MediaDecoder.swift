@@ -65,8 +65,14 @@ final class MediaDecoder {
     /// A stretch of media time the file skipped (a damaged Ogg page the demuxer dropped), filled with
     /// silence so the clock stays on media time; taken by ``takeGap()``.
     private var gap: (at: Double, seconds: Double)?
-    /// Gaps shorter than this are timestamp jitter, not missing audio.
+    /// Gaps shorter than this are not filled with silence (the audio is spliced, and faded).
     private static let gapThreshold = 0.02
+    /// Frame indexes of the output (frames counted from the start of the array the decoder appends
+    /// to) where the audio is discontinuous: a gap, a splice after a damaged frame, a decoder or
+    /// resampler reset. Taken by ``takeDiscontinuities()``; the render side fades there.
+    private var discontinuities: [Int] = []
+    /// A step failed since the last frame was appended: the next frame does not follow on.
+    private var failedSinceLastFrame = false
 
     private static let noTimestamp = CFFmpegShim_noTimestamp()
 
@@ -203,6 +209,20 @@ final class MediaDecoder {
 
     /// Decodes a little more of the file and appends what it made to `output` (interleaved stereo).
     func step(into output: inout [Float]) -> Step {
+        let result = decodeStep(into: &output)
+        if case .failed = result { failedSinceLastFrame = true }
+        return result
+    }
+
+    /// The frame indexes of `output` (as passed to ``step(into:)``) where the audio appended since the
+    /// last call is discontinuous, in order: where silence stands in for missing media, where audio
+    /// resumes after it, or after a frame that was dropped. A player fades there, as at a seek.
+    func takeDiscontinuities() -> [Int] {
+        defer { discontinuities.removeAll(keepingCapacity: true) }
+        return discontinuities
+    }
+
+    private func decodeStep(into output: inout [Float]) -> Step {
         guard !finished, let codec, let frame, let packet, let format else { return .endOfFile }
         let received = avcodec_receive_frame(codec, frame)
         if received >= 0 {
@@ -331,6 +351,8 @@ final class MediaDecoder {
         readFailures = 0
         seekPlan = SeekPlan(target: target, start: start, rate: inputRate, next: nil)
         dropFrames = 0
+        discontinuities.removeAll()
+        failedSinceLastFrame = false
         expectedStart = nil
         gap = nil
         return nil
@@ -345,7 +367,10 @@ final class MediaDecoder {
     // MARK: Conversion
 
     private func convert(_ frame: UnsafeMutablePointer<AVFrame>, into output: inout [Float]) -> Step {
+        var splice = failedSinceLastFrame
+        failedSinceLastFrame = false
         if CFFmpegShim_frameMatches(frame, inputFormat, inputRate, &inputLayout) == 0 {
+            splice = true
             do {
                 let made = try Self.makeResampler(
                     path: path, format: frame.pointee.format, rate: frame.pointee.sample_rate,
@@ -377,7 +402,7 @@ final class MediaDecoder {
             guard let position = placeAfterSeek(stated: stated, next: plan.next, rate: rate) else {
                 // No timestamp to place it by: play from here.
                 seekPlan = nil
-                return appendDecoded(frame, offset: 0, silenceFrames: 0, into: &output)
+                return appendDecoded(frame, offset: 0, silenceFrames: 0, splice: false, into: &output)
             }
             plan.next = position + Int(length)
             expectedStart = Double(position + Int(length)) / Double(rate)
@@ -408,18 +433,22 @@ final class MediaDecoder {
             seekPlan = nil
             if let stated {
                 let start = stated / Double(rate)
+                // Timestamps within a tick (or two samples) of where the last frame ended follow on.
+                let tolerance = max(1.5 * Self.seconds(timeBase), 2 / Double(max(1, rate)))
                 if let expected = expectedStart, start - expected > Self.gapThreshold {
                     // Media the demuxer skipped: silence in its place keeps the clock on media time.
                     let missing = min(start - expected, 10)
                     silenceFrames = Int((missing * Double(outputRate)).rounded())
                     gap = (expected, missing)
+                } else if let expected = expectedStart, abs(start - expected) > tolerance {
+                    splice = true
                 }
                 expectedStart = start + Double(length) / Double(max(1, rate))
             } else if let expected = expectedStart {
                 expectedStart = expected + Double(length) / Double(max(1, rate))
             }
         }
-        return appendDecoded(frame, offset: offset, silenceFrames: silenceFrames, into: &output)
+        return appendDecoded(frame, offset: offset, silenceFrames: silenceFrames, splice: splice, into: &output)
     }
 
     /// Where a frame after a seek starts, in samples of media time at `rate`: right after the frame
@@ -437,16 +466,26 @@ final class MediaDecoder {
     }
 
     /// Appends `silenceFrames` of silence, then `frame` from sample `offset` on, converted, dropping
-    /// what is still to be dropped before a seek's target.
+    /// what is still to be dropped before a seek's target. Where the audio does not follow on (silence
+    /// for a gap, a `splice` after a dropped frame) it marks a discontinuity, for the render side to fade.
     private func appendDecoded(
-        _ frame: UnsafeMutablePointer<AVFrame>, offset: Int32, silenceFrames: Int, into output: inout [Float]
+        _ frame: UnsafeMutablePointer<AVFrame>, offset: Int32, silenceFrames: Int, splice: Bool,
+        into output: inout [Float]
     ) -> Step {
         let start = output.count
-        output.append(contentsOf: repeatElement(0, count: silenceFrames * 2))
+        if silenceFrames > 0 {
+            // The audio before the gap ends with what the resampler still holds; after the gap it
+            // starts afresh.
+            _ = appendConverted(nil, into: &output)
+            if let resampler { _ = swr_init(resampler) }
+            markDiscontinuity(at: output.count / 2)
+            output.append(contentsOf: repeatElement(0, count: silenceFrames * 2))
+        }
         let decoded = output.count
+        if splice || silenceFrames > 0 { markDiscontinuity(at: decoded / 2) }
         let result = appendConverted(frame, offset: offset, into: &output)
         guard result >= 0 else {
-            output.removeSubrange(start...)
+            output.removeSubrange(decoded...)
             return .failed(damaged("a frame could not be converted to 48 kHz stereo", result), fatal: false)
         }
         // Garbage is never played: a decoder that concealed damage with non-finite samples loses the frame.
@@ -458,6 +497,10 @@ final class MediaDecoder {
         }
         dropBeforeTarget(from: decoded, in: &output)
         return .produced((output.count - start) / 2)
+    }
+
+    private func markDiscontinuity(at frame: Int) {
+        if discontinuities.last != frame { discontinuities.append(frame) }
     }
 
     /// Drops the frames from `start` on that still precede the last seek's target.

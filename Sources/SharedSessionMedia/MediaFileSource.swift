@@ -52,9 +52,10 @@ import Synchronization
 /// set a level of its own (`av_log_set_level`) keeps it.
 ///
 /// ## Discontinuities
-/// Pausing and resuming fade over 5 ms. A seek, an underrun or the end of the file never plays a
-/// step: the last sample heard decays to zero over 5 ms while the new audio fades in, so no stale
-/// audio from before the seek point is played and nothing clicks.
+/// Pausing and resuming fade over 5 ms. A seek, an underrun, the end of the file or a gap in the
+/// decoded audio (a damaged frame dropped, media the demuxer skipped and silence stands in for, a
+/// decoder reset) never plays a step: the last sample heard decays to zero over 5 ms while the new
+/// audio fades in, so no stale audio from before the seek point is played and nothing clicks.
 public final class MediaFileSource: AudioSource, @unchecked Sendable {
     // @unchecked: the `var`s below the "Render side" mark are read and written only by the render
     // thread (one at a time, as every engine guarantees for a source). Everything else is `let`:
@@ -384,6 +385,11 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                     break
                 }
                 shared.markers.pop()
+                if marker.kind == .discontinuity {
+                    // A gap or a dropped frame in the file: the last sample decays, the audio fades in.
+                    beginDiscontinuity()
+                    continue
+                }
                 if marker.kind == .loop, shared.looping.load(ordering: .relaxed) {
                     mediaPosition = marker.mediaFrame
                     shared.loopsHeard.add(1, ordering: .relaxed)

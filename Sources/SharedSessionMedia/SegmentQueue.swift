@@ -25,6 +25,9 @@ final class SegmentQueue: @unchecked Sendable {
             /// The file ends here: no frame of this serial follows, unless a loop marker at the same
             /// index says the decoder took the end back (looping was switched on in time).
             case end
+            /// The audio does not follow on from the frame before (a gap filled with silence, a
+            /// damaged frame dropped): the render side fades here as it does at a seek.
+            case discontinuity
         }
 
         var kind: Kind
