@@ -34,6 +34,11 @@ final class DecoderLoop: @unchecked Sendable {
     /// Decoded frames not yet in the ring (interleaved stereo), from `pendingOffset` samples on.
     private var pending: [Float] = []
     private var pendingOffset = 0
+    /// A file with more than two channels is downmixed: its peaks are limited to full scale.
+    private var limiter: DownmixLimiter?
+    /// The frame index of `pending` up to which the limiter has made frames final (all of them
+    /// without a limiter); only those are written to the ring.
+    private var limitedFrames = 0
     /// Markers to publish before the next frame is written (the queue was full).
     private var pendingMarkers: [SegmentQueue.Marker] = []
     /// Frames written to the ring so far (the next frame's ring index).
@@ -68,6 +73,7 @@ final class DecoderLoop: @unchecked Sendable {
         self.hub = hub
         self.decoder = decoder
         self.wakeup = wakeup
+        if decoder.info.channels > 2 { limiter = DownmixLimiter() }
     }
 
     /// Fills the ring on the calling thread. Throws when the file yields no audio at all.
@@ -172,6 +178,7 @@ final class DecoderLoop: @unchecked Sendable {
             // decode until a seek.
             pending.removeAll(keepingCapacity: true)
             pendingOffset = 0
+            resetLimiter()
             pendingMarkers.removeAll()
             phase = .ended
             shared.decoderFinished.store(true, ordering: .releasing)
@@ -187,6 +194,7 @@ final class DecoderLoop: @unchecked Sendable {
             // before the frame at its index), so the render side can play on to the markers queued.
             var count = min(pendingFrames, room)
             if let blocked = pendingMarkers.first { count = min(count, max(0, blocked.index - produced)) }
+            if limiter != nil { count = min(count, max(0, limitedFrames - pendingOffset / 2)) }
             let written = pending.withUnsafeBufferPointer { buffer in
                 shared.ring.write(UnsafeBufferPointer(rebasing: buffer[pendingOffset..<(pendingOffset + count * 2)]))
             }
@@ -195,9 +203,12 @@ final class DecoderLoop: @unchecked Sendable {
             if pendingOffset == pending.count {
                 pending.removeAll(keepingCapacity: true)
                 pendingOffset = 0
+                limitedFrames = 0
             }
             if written > 0 { worked = true }
-            if pendingFrames > 0 { return worked }
+            // Frames the limiter holds back for their look-ahead wait for more decoding; others for room.
+            let held = limiter == nil ? 0 : max(0, pendingFrames - max(0, limitedFrames - pendingOffset / 2))
+            if pendingFrames > held { return worked }
         }
         switch phase {
         case .decoding:
@@ -231,6 +242,12 @@ final class DecoderLoop: @unchecked Sendable {
     }
 
     private func decodeChunk(firstError: inout SessionError?) {
+        let newFrom = pending.count / 2
+        defer {
+            if limiter != nil {
+                limitedFrames = limiter!.process(&pending, newFrom: newFrom, ending: phase != .decoding)
+            }
+        }
         let delay = shared.decodeDelayNanoseconds.load(ordering: .relaxed)
         while pendingFrames < Self.chunkFrames, phase == .decoding {
             if delay > 0 { sleepNanoseconds(delay) }
@@ -343,6 +360,7 @@ final class DecoderLoop: @unchecked Sendable {
         handledSeek = serial
         pending.removeAll(keepingCapacity: true)
         pendingOffset = 0
+        resetLimiter()
         pendingMarkers.removeAll()
         pendingMarkers.append(SegmentQueue.Marker(kind: .start, index: produced, mediaFrame: target, serial: serial))
         inErrorBurst = false
@@ -360,6 +378,12 @@ final class DecoderLoop: @unchecked Sendable {
         }
         unannouncedSeek = (serial, target)
         return true
+    }
+
+    /// After `pending` was emptied: what the limiter held is gone.
+    private func resetLimiter() {
+        limiter?.reset()
+        limitedFrames = 0
     }
 
     /// Sends `seeked` once the new position's audio fills the ring (or the file ended).
