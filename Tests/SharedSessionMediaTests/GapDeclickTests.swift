@@ -88,4 +88,32 @@ struct GapDeclickTests {
         #expect(ours <= theirs)
         #expect(ours <= cleanSteps * 1.15)
     }
+
+    @Test("media the demuxer skips plays as silence faded at both ends (an Ogg Opus page that fails its check)")
+    func skippedMediaIsFaded() async throws {
+        let clean = try MediaFiles.tone("gap-tone.opus", seconds: 4, codec: ["-c:a", "libopus"])
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: clean)))
+        // 512 bytes of a fixed generator's noise in the middle: the pages there fail their CRC.
+        var state: UInt32 = 0x0BAD_F00D
+        let start = bytes.count / 2
+        for index in start..<min(bytes.count, start + 512) {
+            state = state &* 1_664_525 &+ 1_013_904_223
+            bytes[index] = UInt8(truncatingIfNeeded: state >> 24)
+        }
+        let damaged = MediaFiles.path("gap-skipped.opus")
+        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+        let cleanStep = Listen.largestStep(
+            Listen.channel(Listen.renderAll(try MediaFileSource(path: clean, startsPlaying: true)), 0)[...])
+        let source = try MediaFileSource(path: damaged, startsPlaying: true)
+        let recorder = EventRecorder(source)
+        let heard = Listen.channel(Listen.renderAll(source), 0)
+        try await recorder.waitFor { $0.contains(.endOfStream) }
+        let silent = heard.indices.filter { abs(heard[$0]) < 1e-6 }.count
+        let step = Listen.largestStep(heard[...])
+        print("skipped Ogg Opus page: largest step \(step) (the clean tone: \(cleanStep)), \(silent) silent frames")
+        // The gap is there (silence keeps the clock on media time), and its edges do not click.
+        #expect(silent > 4800)
+        #expect(abs(AudioFormat.standard.frames(in: source.clock) - 192_000) <= 2048)
+        #expect(step <= cleanStep * 1.15)
+    }
 }
