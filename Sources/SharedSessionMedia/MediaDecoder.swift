@@ -65,7 +65,8 @@ final class MediaDecoder {
     /// A stretch of media time the file skipped (a damaged Ogg page the demuxer dropped), filled with
     /// silence so the clock stays on media time; taken by ``takeGap()``.
     private var gap: (at: Double, seconds: Double)?
-    /// Gaps shorter than this are not filled with silence (the audio is spliced, and faded).
+    /// Gaps shorter than this are timestamp jitter, not missing audio (Ogg interpolates the
+    /// timestamps of Vorbis packets between pages, off by some milliseconds where block sizes change).
     private static let gapThreshold = 0.02
     /// Frame indexes of the output (frames counted from the start of the array the decoder appends
     /// to) where the audio is discontinuous: a gap, a splice after a damaged frame, a decoder or
@@ -433,15 +434,11 @@ final class MediaDecoder {
             seekPlan = nil
             if let stated {
                 let start = stated / Double(rate)
-                // Timestamps within a tick (or two samples) of where the last frame ended follow on.
-                let tolerance = max(1.5 * Self.seconds(timeBase), 2 / Double(max(1, rate)))
                 if let expected = expectedStart, start - expected > Self.gapThreshold {
                     // Media the demuxer skipped: silence in its place keeps the clock on media time.
                     let missing = min(start - expected, 10)
                     silenceFrames = Int((missing * Double(outputRate)).rounded())
                     gap = (expected, missing)
-                } else if let expected = expectedStart, abs(start - expected) > tolerance {
-                    splice = true
                 }
                 expectedStart = start + Double(length) / Double(max(1, rate))
             } else if let expected = expectedStart {

@@ -85,6 +85,13 @@ struct SeekAccuracyTests {
         print("\(container.name): straight decode has the click at frame \(clickAt) (the file: 96000)")
         // Decoded from the start, the file is where it was made (gapless decoding of every codec).
         #expect(abs(clickAt - 96_000) <= 1)
+        // And it is what ffmpeg's own decode of the file is: nothing spliced, faded or shifted.
+        let theirs = try GapDeclickTests.ffmpegDecode(path, name: container.name + ".ffmpeg.f32")
+        let compared = min(theirs.count, straight.count)
+        let agreement = Self.residual(straight, theirs[...], 0..<compared)
+        print("  \(container.name): straight decode against ffmpeg's: \(agreement) dB over \(compared) frames")
+        #expect(agreement <= -100)
+        #expect(abs(theirs.count - straight.count) <= 2048)
         for target in Self.targets {
             let source = try MediaFileSource(path: path, startsPlaying: true)
             _ = Listen.render(source, frames: 4800)
