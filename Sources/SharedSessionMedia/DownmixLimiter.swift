@@ -15,6 +15,8 @@
 /// lets a frame past the ceiling; afterwards it recovers with a time constant of 100 ms. The
 /// stereo frames are limited together (the same gain on both sides), so the image does not move.
 ///
+/// It limits sample peaks, the values a sink receives; inter-sample (true) peaks are not estimated.
+///
 /// It works in place on the decoder's output: a frame is final once the ``lookahead`` frames after
 /// it have been seen (or the file ended), and only final frames may be played.
 struct DownmixLimiter {
