@@ -10,7 +10,8 @@ import Synchronization
 /// An `AudioSource` that plays the audio track of a media file: an audio file (WAV,
 /// FLAC, Ogg Vorbis, Opus, MP3) or the soundtrack of a video (MP4/AAC, MKV, WebM/Opus), decoded by
 /// FFmpeg and converted to `AudioFormat.standard` (48 kHz stereo float) whatever the
-/// file's rate and channel layout.
+/// file's rate and channel layout. A file of more than two channels is downmixed with
+/// libswresample's standard matrix, its peaks held under full scale by a look-ahead limiter.
 ///
 /// ```swift
 /// let movie = try MediaFileSource(path: "movie.mp4")      // paused at 0: nothing is consumed yet
@@ -208,6 +209,9 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// Moves playback to `time` of media time. The ring is flushed: from the next render call the
     /// source plays nothing from before the seek (the last sample decays over 5 ms), then the audio
     /// from `time`, fading in over 5 ms, once the decoder has it (``MediaEvent/seeked(to:)``). The
+    /// seek is exact in every container: the first frame played is the frame at `time`, the same
+    /// sample a decode of the file from its start plays there (the decoder starts the codec's
+    /// pre-roll before it and drops what precedes it). The
     /// ``clock`` reads `time` from this call on. A time past the end plays nothing and ends the
     /// stream (``MediaEvent/endOfStream``), or loops when ``isLooping``.
     ///
