@@ -55,6 +55,7 @@ extension EngineCore: CoreConnectionObserver {
     }
 
     func nodeRemoved(id: UInt32) {
+        adoption.globalRemoved(id: id)
         for event in graph.nodeRemoved(id: id) { delivery.emit(event) }
         expectQuantumChange()
     }
@@ -65,5 +66,9 @@ extension EngineCore: CoreConnectionObserver {
 
     func clockSettingsChanged() {
         expectQuantumChange()
+    }
+
+    func globalAdded(id: UInt32, type: String, properties: [String: String], registry: OpaquePointer) {
+        adoption.globalAdded(id: id, type: type, properties: properties, registry: registry)
     }
 }
