@@ -93,6 +93,19 @@ extension DaemonTests {
             try await rig.recorder.record(for: .milliseconds(400))
             let singleStep = rig.largestStep(mainTone, in: singleStart..<rig.recorder.mark())
 
+            // The same duck on one of our own streams, ramped per sample in the process.
+            rig.end(gst)
+            let ours = try rig.rig.openMain()
+            defer { ours.close() }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+            try await rig.recorder.record(for: .milliseconds(300))
+            let ownStart = rig.recorder.mark()
+            let ownDuck = rig.session.duck(owner: "feed")
+            try await rig.recorder.record(for: .milliseconds(400))
+            ownDuck.release()
+            let ownStep = rig.largestStep(mainTone, in: ownStart..<rig.recorder.mark())
+            print(
+                "[measure] our own stream's per-sample duck, largest step per 256 frames: \(ownStep) dB")
             print(
                 "[measure] adopted GStreamer main, largest step per 256 frames: duck 20 dB/150 ms \(duckStep) dB, "
                     + "restore 400 ms \(restoreStep) dB; one pw-cli set-param step \(singleStep) dB "
@@ -102,6 +115,204 @@ extension DaemonTests {
             #expect(duckStep < Self.largestStepAllowed)
             #expect(restoreStep < Self.largestStepAllowed)
             #expect(singleStep > 15)
+        }
+
+        @Test(
+            "a volume the user sets on the adopted main during a duck becomes the host volume and survives the restore")
+        func userVolumeSurvivesRestore() async throws {
+            let rig = try AdoptionRig()
+            defer { rig.stop() }
+            let gst = try rig.startGStreamer()
+            let main = try rig.adoption.adoptMain(AdoptionRule(.processID(gst.pid, includingChildren: false)))
+            defer { main.close() }
+            let adopted = try await rig.wait("main adopted") { if case .adopted = $0 { true } else { false } }
+            guard case .adopted(_, let node, _, _) = adopted else { return }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+            let duck = rig.session.duck(owner: "feed")
+            try await rig.recorder.record(for: .milliseconds(400))
+            // wpctl's 0.5 is cubic: the node's channel volumes become 0.125 (-18.06 dB).
+            let set = Daemon.run("wpctl", ["set-volume", "\(node)", "0.5"])
+            try #require(set.status == 0, "wpctl: \(set.output)")
+            try await rig.wait("user volume") {
+                if case .userVolume(_, _, let v) = $0 { abs(v - 0.125) < 1e-4 } else { false }
+            }
+            try await rig.recorder.record(for: .milliseconds(400))
+            let duckedAtUserVolume = rig.rig.mainLevel()
+            duck.release()
+            try await rig.recorder.record(for: .milliseconds(700))
+            let restored = rig.rig.mainLevel()
+            let userLevel = mainLevel + LevelMeter.decibels(0.125)
+            print("[adoption] user volume during a duck: ducked \(duckedAtUserVolume), restored \(restored) dBFS")
+            #expect(abs(rig.session.snapshot.mainVolume - 0.125) < 1e-4)
+            #expect(abs(duckedAtUserVolume - (userLevel - 20)) < 0.5)
+            #expect(abs(restored - userLevel) < 0.5)
+        }
+
+        @Test("pausing an adopted main fades it out and mutes its node, and tells the host; resuming brings it back")
+        func pauseForeignMain() async throws {
+            let rig = try AdoptionRig()
+            defer { rig.stop() }
+            let gst = try rig.startGStreamer()
+            let main = try rig.adoption.adoptMain(AdoptionRule(.processID(gst.pid, includingChildren: false)))
+            defer { main.close() }
+            try await rig.wait("main adopted") { if case .adopted = $0 { true } else { false } }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+            rig.session.pause()
+            try await rig.wait("pause requested") { $0 == .pauseRequested(stream: main.id, true) }
+            try await rig.recorder.record(for: .milliseconds(400))
+            let paused = rig.rig.mainLevel()
+            rig.session.play()
+            try await rig.wait("resume requested") { $0 == .pauseRequested(stream: main.id, false) }
+            try await rig.recorder.record(for: .milliseconds(400))
+            let resumed = rig.rig.mainLevel()
+            print("[adoption] paused \(paused), resumed \(resumed) dBFS")
+            #expect(paused < -80)
+            #expect(abs(resumed - mainLevel) < 0.5)
+        }
+
+        @Test("mpv is adopted by its application name and ducked")
+        func mpvByApplicationName() async throws {
+            let rig = try AdoptionRig()
+            defer { rig.stop() }
+            let main = try rig.adoption.adoptMain(AdoptionRule(.applicationName("mpv")))
+            defer { main.close() }
+            _ = try rig.startMpv(try toneFile(mainTone, amplitude: 0.5, seconds: 2))
+            let adopted = try await rig.wait("mpv adopted", timeout: .seconds(10)) {
+                if case .adopted = $0 { true } else { false }
+            }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1, timeout: .seconds(10))
+            try await rig.recorder.record(for: .milliseconds(300))
+            let before = rig.rig.mainLevel()
+            let duck = rig.session.duck(owner: "feed")
+            try await rig.recorder.record(for: .milliseconds(400))
+            let ducked = rig.rig.mainLevel()
+            duck.release()
+            try await rig.recorder.record(for: .milliseconds(700))
+            let restored = rig.rig.mainLevel()
+            print("[adoption] mpv: \(adopted); before \(before), ducked \(ducked), restored \(restored) dBFS")
+            #expect(abs(ducked - (before - 20)) < 0.5)
+            #expect(abs(restored - before) < 0.5)
+        }
+
+        @Test("a main re-created by its player, and again after the daemon restarted, is adopted at the ducked gain")
+        func recreatedAndDaemonRestart() async throws {
+            try Daemon.requirePrivate()
+            let rig = try AdoptionRig()
+            defer { rig.stop() }
+            let main = try rig.adoption.adoptMain(AdoptionRule(.applicationName("gst-launch-1.0")))
+            defer { main.close() }
+            let first = try rig.startGStreamer()
+            try await rig.wait("first node adopted") { if case .adopted = $0 { true } else { false } }
+            let duck = rig.session.duck(owner: "feed")
+            defer { duck.release() }
+            try await rig.recorder.record(for: .milliseconds(400))
+            // A new sink per file: the player closes its node and makes another.
+            rig.end(first)
+            try await rig.wait("first node released") { if case .released = $0 { true } else { false } }
+            let index = rig.log.count
+            _ = try rig.startGStreamer()
+            try await rig.wait("second node adopted", after: index) { if case .adopted = $0 { true } else { false } }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 21)
+            try await rig.recorder.record(for: .milliseconds(300))
+            let recreated = rig.rig.mainLevel()
+
+            let restart = Daemon.script("restart")
+            try #require(restart.status == 0, "\(restart.output)")
+            _ = await rig.rig.wait(timeout: .seconds(10)) { if case .reconnected = $0 { true } else { false } }
+            let afterRestart = rig.log.count
+            _ = try rig.startGStreamer()
+            try await rig.wait("adopted after the restart", timeout: .seconds(10), after: afterRestart) {
+                if case .adopted = $0 { true } else { false }
+            }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 21, timeout: .seconds(10))
+            try await rig.recorder.record(for: .milliseconds(300))
+            let restarted = rig.rig.mainLevel()
+            print("[adoption] ducked main re-created \(recreated), after a daemon restart \(restarted) dBFS")
+            #expect(abs(recreated - (mainLevel - 20)) < 0.5)
+            #expect(abs(restarted - (mainLevel - 20)) < 0.5)
+        }
+
+        @Test("bad rules: refused when they name this process, reported when they match nothing or our own node")
+        func badRules() async throws {
+            let rig = try AdoptionRig()
+            defer { rig.stop() }
+            let own = rig.rig.engine.applicationName
+            #expect(throws: SessionError.self) { try rig.adoption.adoptMain(AdoptionRule(.applicationName(own))) }
+            #expect(throws: SessionError.self) {
+                try rig.adoption.adoptMain(AdoptionRule(.processID(getpid(), includingChildren: false)))
+            }
+            let ours = try rig.rig.openMain()
+            defer { ours.close() }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+            let before = rig.session.snapshot
+            // Our own main stream has media.role Movie: left alone, and said so.
+            let role = try rig.adoption.adoptOverlay(AdoptionRule(.mediaRole("Movie")), unit: "feed")
+            defer { role.close() }
+            try await rig.wait("matches own node") { if case .matchesOwnNode = $0 { true } else { false } }
+            let nothing = try rig.adoption.adoptOverlay(
+                AdoptionRule(.applicationName("no-such-player"), expectedWithin: .milliseconds(500)), unit: "feed")
+            defer { nothing.close() }
+            try await rig.wait("matched nothing") { if case .matchedNothing = $0 { true } else { false } }
+            try await rig.recorder.record(for: .milliseconds(300))
+            let after = rig.session.snapshot
+            #expect(after.ducks.isEmpty && after.mainGain == before.mainGain && after.mainVolume == before.mainVolume)
+            #expect(abs(rig.rig.mainLevel() - mainLevel) < 0.5)
+        }
+
+        @Test(
+            "the adopted main's node vanishing mid-ramp is reported; the session keeps its duck and the next node gets it"
+        )
+        func vanishMidRamp() async throws {
+            let policy = try SessionPolicy(fadeDown: .seconds(1))
+            let rig = try AdoptionRig(policy: policy)
+            defer { rig.stop() }
+            let main = try rig.adoption.adoptMain(AdoptionRule(.applicationName("gst-launch-1.0")))
+            defer { main.close() }
+            let first = try rig.startGStreamer()
+            try await rig.wait("adopted") { if case .adopted = $0 { true } else { false } }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+            let duck = rig.session.duck(owner: "feed")
+            defer { duck.release() }
+            try await rig.recorder.record(for: .milliseconds(300))
+            rig.end(first)
+            try await rig.wait("released mid-ramp") {
+                if case .released(_, _, _, let midRamp) = $0 { midRamp } else { false }
+            }
+            #expect(rig.session.snapshot.ducks.count == 1)
+            #expect(abs(rig.session.snapshot.mainGain - 0.1) < 1e-6)
+            let index = rig.log.count
+            _ = try rig.startGStreamer()
+            try await rig.wait("adopted again", after: index) { if case .adopted = $0 { true } else { false } }
+            try await rig.recorder.record(for: .milliseconds(1200))
+            #expect(abs(rig.rig.mainLevel() - (mainLevel - 20)) < 0.5)
+        }
+
+        @Test("our own streams carry media.role (Movie, Notification, Communication), media.name and application.name")
+        func goodCitizenship() async throws {
+            let rig = try AdoptionRig()
+            defer { rig.stop() }
+            let main = try rig.rig.openMain()
+            defer { main.close() }
+            let chime = try rig.session.openStream(
+                StreamDescriptor(name: "chime", role: .notification),
+                source: SineSource(frequency: 2000, amplitude: 0.1))
+            defer { chime.close() }
+            let voice = try rig.session.openStream(
+                StreamDescriptor(name: "far end", role: .communication),
+                source: SineSource(frequency: 500, amplitude: 0.1))
+            defer { voice.close() }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+            let output = Daemon.run("pw-dump", ["-N"]).output
+            let objects = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]])
+            var roles: [String: String] = [:]
+            for object in objects {
+                guard let info = object["info"] as? [String: Any], let props = info["props"] as? [String: Any],
+                    props["application.name"] as? String == rig.rig.engine.applicationName,
+                    props["media.class"] as? String == "Stream/Output/Audio", let name = props["media.name"] as? String
+                else { continue }
+                roles[name] = props["media.role"] as? String
+            }
+            #expect(roles == ["main": "Movie", "chime": "Notification", "far end": "Communication"])
         }
     }
 }
