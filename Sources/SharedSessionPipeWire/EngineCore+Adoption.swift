@@ -17,6 +17,9 @@ final class AdoptionCore {
         var target: Float
         var ramp: NodeVolumeRamp?
         var paused: Bool
+        /// Whether the engine is suspended (an interruption, the background): silent like a pause, with
+        /// no event for the host.
+        var suspended = false
         /// Whether the nodes were muted by a pause.
         var muted: Bool
     }
@@ -49,6 +52,8 @@ final class AdoptionCore {
     private var ownReported: Set<String> = []
     private var timer: LoopTimer?
     private var wake: UnsafeMutablePointer<spa_source>?
+    /// Wakes the loop to take the controls' commands and the engine's suspension; any thread.
+    let signal = LoopSignal()
 
     init(engine: EngineCore, loop: UnsafeMutablePointer<pw_loop>, ownPrefix: String) {
         self.engine = engine
@@ -57,7 +62,8 @@ final class AdoptionCore {
         book = AdoptionBook(ownProcessID: getpid(), ownPrefix: ownPrefix, ancestors: ProcessTree.ancestors(of:))
     }
 
-    private func startIfNeeded() {
+    /// Adds the timer and the event source: on the loop thread, when the engine starts.
+    func start() {
         guard timer == nil else { return }
         timer = LoopTimer(loop: loop) { [unowned self] in self.step() }
         wake = CPipeWireShim_loopAddEvent(
@@ -66,14 +72,14 @@ final class AdoptionCore {
                 guard let data else { return }
                 Unmanaged<AdoptionCore>.fromOpaque(data).takeUnretainedValue().takeCommands()
             }, Unmanaged.passUnretained(self).toOpaque())
+        signal.attach(loop: loop, source: wake)
     }
 
     // MARK: Streams
 
     /// Opens a session stream made of `source`'s rule: binds every known node that matches.
     func open(_ id: StreamID, source: AdoptedNodeSource, gain: Float, paused: Bool) -> AdoptedNodeControl {
-        startIfNeeded()
-        let control = AdoptedNodeControl(loop: loop, wake: wake)
+        let control = AdoptedNodeControl(signal: signal)
         members[id] = Member(
             control: control, source: source, gain: paused ? 0 : gain, target: gain, paused: paused, muted: paused)
         handle(book.adopt(id, rule: source.rule, at: .now))
@@ -162,6 +168,7 @@ final class AdoptionCore {
         members.removeAll()
         timer?.destroy()
         timer = nil
+        signal.detach()
         if let wake { CPipeWireShim_loopDestroySource(loop, wake) }
         wake = nil
     }
@@ -217,25 +224,29 @@ final class AdoptionCore {
     /// Takes the controls' latest gains and pauses (on the loop thread, after a control's signal).
     private func takeCommands() {
         let now = ContinuousClock.now
+        let suspended = engine.shared.suspended.load(ordering: .relaxed)
         for id in members.keys.sorted() {
-            guard let command = members[id]?.control.take(), var member = members[id] else { continue }
+            guard var member = members[id] else { continue }
+            let command = member.control.take() ?? AdoptedNodeControl.Command()
+            let wasSilent = member.paused || member.suspended
             if let paused = command.paused, paused != member.paused {
                 member.paused = paused
                 delivery.emit(.pauseRequested(stream: id, paused))
-                if !paused, member.muted {
+            }
+            member.suspended = suspended
+            if let gain = command.gain { member.target = gain.gain }
+            let silent = member.paused || member.suspended
+            if silent != wasSilent {
+                if !silent, member.muted {
                     // Unmute at silence, then fade in.
                     member.muted = false
                     member.gain = 0
                     writeAll(id, 0, mute: false)
                 }
-                if let gain = command.gain { member.target = gain.gain }
-                let to: Float = paused ? 0 : member.target
+                let to: Float = silent ? 0 : member.target
                 member.ramp = NodeVolumeRamp(from: member.gain, to: to, start: now, duration: Self.pauseFade)
-            } else if let gain = command.gain {
-                member.target = gain.gain
-                if !member.paused {
-                    member.ramp = NodeVolumeRamp(from: member.gain, to: gain.gain, start: now, duration: gain.ramp)
-                }
+            } else if let gain = command.gain, !silent {
+                member.ramp = NodeVolumeRamp(from: member.gain, to: gain.gain, start: now, duration: gain.ramp)
             }
             members[id] = member
         }
@@ -255,7 +266,7 @@ final class AdoptionCore {
                 let finished = gain == ramp.to
                 if gain != member.gain || finished {
                     member.gain = gain
-                    let mute: Bool? = finished && member.paused && !member.muted ? true : nil
+                    let mute: Bool? = finished && (member.paused || member.suspended) && !member.muted ? true : nil
                     if mute == true { member.muted = true }
                     writeAll(id, gain, mute: mute)
                 }
@@ -326,7 +337,7 @@ extension AdoptionCore: ForeignProxyObserver {
 }
 
 /// The control side of an adopted stream: the session's gains and pauses, handed to the loop thread
-/// through a mutex and an event (a write to an eventfd), so a call never waits for the loop.
+/// through a mutex and the adoption's ``LoopSignal``, so a call never waits for the loop.
 final class AdoptedNodeControl: StreamControl {
     struct Command {
         var gain: (gain: Float, ramp: Duration)?
@@ -335,22 +346,22 @@ final class AdoptedNodeControl: StreamControl {
 
     private struct State {
         var command = Command()
-        /// The loop and its event source, as addresses: nil once the stream is closed.
-        var wake: (loop: UInt, source: UInt)?
+        var detached = false
     }
 
-    private let state: Mutex<State>
+    private let state = Mutex(State())
+    private let signal: LoopSignal
 
-    init(loop: UnsafeMutablePointer<pw_loop>, wake: UnsafeMutablePointer<spa_source>?) {
-        state = Mutex(State(wake: wake.map { (UInt(bitPattern: loop), UInt(bitPattern: $0)) }))
+    init(signal: LoopSignal) {
+        self.signal = signal
     }
 
     func setGain(_ gain: Float, ramp: Duration) {
-        signal { $0.gain = (gain, ramp) }
+        send { $0.gain = (gain, ramp) }
     }
 
     func setPaused(_ paused: Bool) {
-        signal { $0.paused = paused }
+        send { $0.paused = paused }
     }
 
     /// An adopted node's audio never passes through this process: nothing to measure.
@@ -370,16 +381,38 @@ final class AdoptedNodeControl: StreamControl {
 
     /// The stream is closed: calls do nothing any more.
     func detach() {
-        state.withLock { $0.wake = nil }
+        state.withLock { $0.detached = true }
     }
 
-    private func signal(_ change: (inout Command) -> Void) {
-        state.withLock { state in
-            guard let wake = state.wake,
-                let loop = UnsafeMutablePointer<pw_loop>(bitPattern: wake.loop),
-                let source = UnsafeMutablePointer<spa_source>(bitPattern: wake.source)
-            else { return }
+    private func send(_ change: (inout Command) -> Void) {
+        let sent = state.withLock { state in
+            guard !state.detached else { return false }
             change(&state.command)
+            return true
+        }
+        if sent { signal.signal() }
+    }
+}
+
+/// Wakes the engine's loop to run the adoption's event (a write to an eventfd), from any thread: the
+/// controls' commands, the engine's suspension.
+final class LoopSignal: Sendable {
+    /// The loop and its event source, as addresses: nil before the engine starts and after it stops.
+    private let target = Mutex<(loop: UInt, source: UInt)?>(nil)
+
+    func attach(loop: UnsafeMutablePointer<pw_loop>, source: UnsafeMutablePointer<spa_source>?) {
+        target.withLock { $0 = source.map { (UInt(bitPattern: loop), UInt(bitPattern: $0)) } }
+    }
+
+    func detach() {
+        target.withLock { $0 = nil }
+    }
+
+    func signal() {
+        target.withLock { target in
+            guard let target, let loop = UnsafeMutablePointer<pw_loop>(bitPattern: target.loop),
+                let source = UnsafeMutablePointer<spa_source>(bitPattern: target.source)
+            else { return }
             // Under the mutex, so `detach()` (before the source is destroyed) cannot come between.
             _ = CPipeWireShim_loopSignalEvent(loop, source)
         }

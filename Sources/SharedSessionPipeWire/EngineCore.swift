@@ -103,6 +103,7 @@ final class EngineCore {
         let result = connect()
         guard result >= 0 else { throw .noDaemon(at: connection.socket, result: result) }
         timer = LoopTimer(loop: loop) { [unowned self] in self.housekeeping() }
+        adoption.start()
         reschedule()
     }
 

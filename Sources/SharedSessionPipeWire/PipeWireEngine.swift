@@ -40,6 +40,8 @@ public final class PipeWireEngine: AudioEngine {
     public let applicationName: String
     /// Prefix of the `node.name` of every node of this engine.
     let nodePrefix: String
+    /// Wakes the adoption on the loop thread (see `EngineCore+Adoption.swift`).
+    private let adoptionSignal: LoopSignal
 
     /// Connects to the PipeWire daemon.
     ///
@@ -75,6 +77,7 @@ public final class PipeWireEngine: AudioEngine {
                 nodePrefix: prefix, layout: layout,
                 format: .standard, shared: shared, delivery: delivery, logger: logger)
         }
+        adoptionSignal = loop.withLock { $0.adoption.signal }
         do throws(SessionError) {
             try loop.withLock { core throws(SessionError) in try core.start() }
         } catch {
@@ -201,6 +204,7 @@ public final class PipeWireEngine: AudioEngine {
 
     public func setSuspended(_ suspended: Bool) {
         shared.suspended.store(suspended, ordering: .relaxed)
+        adoptionSignal.signal()  // adopted nodes fade out (or in) from the loop thread
     }
 
     public func startCapture(into ring: AudioRingBuffer) throws(SessionError) {

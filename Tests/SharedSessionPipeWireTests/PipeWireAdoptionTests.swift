@@ -148,7 +148,9 @@ extension DaemonTests {
             #expect(abs(restored - userLevel) < 0.5)
         }
 
-        @Test("pausing an adopted main fades it out and mutes its node, and tells the host; resuming brings it back")
+        @Test(
+            "pausing an adopted main (or an interruption) fades it out and mutes its node, and tells the host; resuming brings it back"
+        )
         func pauseForeignMain() async throws {
             let rig = try AdoptionRig()
             defer { rig.stop() }
@@ -165,9 +167,20 @@ extension DaemonTests {
             try await rig.wait("resume requested") { $0 == .pauseRequested(stream: main.id, false) }
             try await rig.recorder.record(for: .milliseconds(400))
             let resumed = rig.rig.mainLevel()
-            print("[adoption] paused \(paused), resumed \(resumed) dBFS")
+            // An interruption suspends the engine: the adopted node goes silent too, and comes back.
+            rig.session.handle(.interruptionBegan)
+            try await rig.recorder.record(for: .milliseconds(400))
+            let interrupted = rig.rig.mainLevel()
+            rig.session.handle(.interruptionEnded(shouldResume: true))
+            try await rig.recorder.record(for: .milliseconds(500))
+            let afterInterruption = rig.rig.mainLevel()
+            print(
+                "[adoption] paused \(paused), resumed \(resumed), interrupted \(interrupted), "
+                    + "after the interruption \(afterInterruption) dBFS")
             #expect(paused < -80)
             #expect(abs(resumed - mainLevel) < 0.5)
+            #expect(interrupted < -80)
+            #expect(abs(afterInterruption - mainLevel) < 0.5)
         }
 
         @Test("mpv is adopted by its application name and ducked")
