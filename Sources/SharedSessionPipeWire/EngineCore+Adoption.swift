@@ -52,6 +52,10 @@ final class AdoptionCore {
     private var ownReported: Set<String> = []
     private var timer: LoopTimer?
     private var wake: UnsafeMutablePointer<spa_source>?
+    /// The registry of the connection, while connected: proxies are bound from it.
+    private var registry: OpaquePointer?
+    /// The clients the registry announced, bound once something is adopted.
+    private var knownClients: Set<UInt32> = []
     /// Wakes the loop to take the controls' commands and the engine's suspension; any thread.
     let signal = LoopSignal()
 
@@ -83,6 +87,7 @@ final class AdoptionCore {
         members[id] = Member(
             control: control, source: source, gain: paused ? 0 : gain, target: gain, paused: paused, muted: paused)
         handle(book.adopt(id, rule: source.rule, at: .now))
+        bindProxies()
         reschedule()
         return control
     }
@@ -106,18 +111,32 @@ final class AdoptionCore {
 
     // MARK: The registry
 
+    /// A node or client appeared. It is remembered; it is bound (its info and `Props` followed) only
+    /// while the engine adopts something, so an engine that adopts nothing costs the daemon nothing more.
     func globalAdded(id: UInt32, type: String, properties: [String: String], registry: OpaquePointer) {
+        self.registry = registry
         if type == String(cString: CPipeWireShim_typeClient) {
+            knownClients.insert(id)
             handle(book.client(id, properties: properties))
-            guard clientProxies[id] == nil else { return }
-            clientProxies[id] = ForeignClientProxy(registry: registry, id: id, observer: self)
         } else if type == String(cString: CPipeWireShim_typeNode),
             let mediaClass = properties["media.class"], AdoptionBook.isAdoptable(mediaClass: mediaClass)
         {
             // The engine's own nodes too: a rule that matches one is reported (and the node left alone).
             appeared[id] = .now
             book.nodeAppeared(id, properties: properties)
-            guard nodeProxies[id] == nil else { return }
+        } else {
+            return
+        }
+        if !members.isEmpty { bindProxies() }
+    }
+
+    /// Binds every known client and adoptable node not bound yet.
+    private func bindProxies() {
+        guard let registry else { return }
+        for id in knownClients.sorted() where clientProxies[id] == nil {
+            clientProxies[id] = ForeignClientProxy(registry: registry, id: id, observer: self)
+        }
+        for id in book.nodes.keys.sorted() where nodeProxies[id] == nil {
             nodeProxies[id] = ForeignNodeProxy(registry: registry, id: id, observer: self)
         }
     }
@@ -135,6 +154,7 @@ final class AdoptionCore {
         handle(changes.filter { if case .unbound = $0 { false } else { true } })
         nodeProxies.removeValue(forKey: id)?.destroy()
         clientProxies.removeValue(forKey: id)?.destroy()
+        knownClients.remove(id)
         appeared[id] = nil
         reported[id] = nil
         reschedule()
@@ -160,6 +180,8 @@ final class AdoptionCore {
         clientProxies.removeAll()
         appeared.removeAll()
         reported.removeAll()
+        knownClients.removeAll()
+        registry = nil
     }
 
     func shutdown() {
