@@ -56,6 +56,11 @@ final class AdoptionCore {
     private var registry: OpaquePointer?
     /// The clients the registry announced, bound once something is adopted.
     private var knownClients: Set<UInt32> = []
+    /// Other clients' playback nodes not counted as other audio yet: while something is adopted, a new
+    /// node is other audio only once its properties show no rule adopts it.
+    private var undecided: [UInt32: (mediaClass: String, name: String)] = [:]
+    /// The clients whose info (their full properties) arrived.
+    private var clientsWithInfo: Set<UInt32> = []
     /// Wakes the loop to take the controls' commands and the engine's suspension; any thread.
     let signal = LoopSignal()
 
@@ -130,6 +135,26 @@ final class AdoptionCore {
         if !members.isEmpty { bindProxies() }
     }
 
+    /// Whether a node the registry just announced waits for its properties before it counts as other
+    /// audio (see ``decided(_:)``): while something is adopted, for other clients' playback nodes.
+    func defersOtherAudio(id: UInt32, mediaClass: String, name: String) -> Bool {
+        guard !members.isEmpty, AdoptionBook.isAdoptable(mediaClass: mediaClass), !name.hasPrefix(book.ownPrefix)
+        else { return false }
+        undecided[id] = (mediaClass, name)
+        return true
+    }
+
+    /// A deferred node's properties arrived: adopted, it never was other audio; otherwise it is now.
+    private func decided(_ id: UInt32) {
+        guard let known = book.nodes[id], known.hasInfo,
+            known.clientID.map({ clientsWithInfo.contains($0) }) ?? true,
+            let node = undecided.removeValue(forKey: id), book.stream(boundTo: id) == nil
+        else { return }
+        for event in engine.graph.nodeAdded(id: id, mediaClass: node.mediaClass, name: node.name) {
+            engine.delivery.emit(event)
+        }
+    }
+
     /// Binds every known client and adoptable node not bound yet.
     private func bindProxies() {
         guard let registry else { return }
@@ -155,6 +180,8 @@ final class AdoptionCore {
         nodeProxies.removeValue(forKey: id)?.destroy()
         clientProxies.removeValue(forKey: id)?.destroy()
         knownClients.remove(id)
+        clientsWithInfo.remove(id)
+        undecided[id] = nil
         appeared[id] = nil
         reported[id] = nil
         reschedule()
@@ -181,6 +208,8 @@ final class AdoptionCore {
         appeared.removeAll()
         reported.removeAll()
         knownClients.removeAll()
+        undecided.removeAll()
+        clientsWithInfo.removeAll()
         registry = nil
     }
 
@@ -325,6 +354,7 @@ final class AdoptionCore {
 extension AdoptionCore: ForeignProxyObserver {
     func foreignNode(_ id: UInt32, info properties: [String: String]?, running: Bool) {
         handle(book.nodeInfo(id, properties: properties, running: running))
+        decided(id)
         reschedule()
     }
 
@@ -354,7 +384,9 @@ extension AdoptionCore: ForeignProxyObserver {
     }
 
     func foreignClient(_ id: UInt32, info properties: [String: String]) {
+        clientsWithInfo.insert(id)
         handle(book.client(id, properties: properties))
+        for node in book.nodes.filter({ $0.value.clientID == id }).keys.sorted() { decided(node) }
     }
 }
 

@@ -50,7 +50,9 @@ extension EngineCore: StreamObserver {
 
 extension EngineCore: CoreConnectionObserver {
     func nodeAdded(id: UInt32, mediaClass: String, name: String) {
-        for event in graph.nodeAdded(id: id, mediaClass: mediaClass, name: name) { delivery.emit(event) }
+        if !adoption.defersOtherAudio(id: id, mediaClass: mediaClass, name: name) {
+            for event in graph.nodeAdded(id: id, mediaClass: mediaClass, name: name) { delivery.emit(event) }
+        }
         expectQuantumChange()
     }
 
