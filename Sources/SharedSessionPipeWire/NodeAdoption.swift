@@ -19,14 +19,14 @@ import Synchronization
 /// ```
 ///
 /// - An adopted overlay that starts playing is its unit's duck request (under the unit's limits, as
-///   ``SharedSession/duck(_:)`` grants it); when it stops or its node goes, the duck is released.
+///   `SharedSession.duck(_:)` grants it); when it stops or its node goes, the duck is released.
 /// - A volume a user sets on an adopted node from outside (`wpctl set-volume`, a desktop mixer) is the
 ///   stream's new host volume (the main's `mainVolume`): reported as ``AdoptionEvent/userVolume(stream:node:volume:)``
 ///   and as the session's own volume events, kept under ducks and restored to, never overwritten.
 /// - Pausing the adopted main fades its node out and mutes it, and reports
 ///   ``AdoptionEvent/pauseRequested(stream:_:)`` so the host pauses its player (which otherwise keeps
 ///   running unheard); resuming unmutes it and fades it in.
-/// - A voice-activity duck (``DuckStyle/followActivity(_:level:)``) needs the main's samples, which an
+/// - A voice-activity duck (`DuckStyle.followActivity(_:level:)`) needs the main's samples, which an
 ///   adopted node never hands this process: on an adopted main it leaves the gain as the session set it.
 public final class NodeAdoption: Sendable {
     /// The session the adopted nodes become members of.
@@ -59,7 +59,7 @@ public final class NodeAdoption: Sendable {
     /// Opens the session's main stream made of the nodes `rule` matches: ducks, the host's volume and
     /// pauses act on them. Close the handle to give the nodes back their own volume.
     ///
-    /// - Throws: ``SessionError`` with code `invalidValue` for a rule that is empty or would match this
+    /// - Throws: `SessionError` with code `invalidValue` for a rule that is empty or would match this
     ///   process's own nodes (see ``AdoptionRule/validate()``), `mainStreamAlreadyOpen` if a main
     ///   stream is open.
     public func adoptMain(_ rule: AdoptionRule, name: String = "adopted main") throws(SessionError) -> StreamHandle {
@@ -71,7 +71,7 @@ public final class NodeAdoption: Sendable {
     /// Opens an overlay stream of `unit` made of the nodes `rule` matches, at `volume`. While any of
     /// them plays, and `ducks` is true, it holds a duck of the movie for `unit`.
     ///
-    /// - Throws: ``SessionError`` with code `invalidValue` for a bad rule or volume.
+    /// - Throws: `SessionError` with code `invalidValue` for a bad rule or volume.
     public func adoptOverlay(
         _ rule: AdoptionRule, unit: String, name: String? = nil, role: StreamRole = .music, volume: Float = 1,
         ducks: Bool = true
