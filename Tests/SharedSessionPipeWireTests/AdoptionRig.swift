@@ -77,7 +77,9 @@ final class AdoptionRig {
     }
 
     /// The largest change of the `frequency` tone's level between two consecutive windows of `frames`
-    /// frames in `range` of the recording (dB). Windows holding a dropout (a cycle the loaded machine
+    /// frames in `range` of the recording (dB). 256 frames divide the quantum, so PipeWire's steps fall
+    /// on window boundaries; with another tone in the mix that is not a whole number of cycles in the
+    /// window (the 3 kHz overlay is), the other tone leaks into the level, so measure with it silent. Windows holding a dropout (a cycle the loaded machine
     /// lost: 16 or more samples of exact silence, which a tone above -90 dBFS never has) are left out,
     /// with the comparisons they are part of.
     func largestStep(_ frequency: Double, in range: Range<Int>, frames: Int = 256) -> Double {

@@ -48,6 +48,12 @@ extension DaemonTests {
             try await rig.wait("overlay stopped", timeout: .seconds(5)) { $0 == .playing(stream: overlay.id, false) }
             try await rig.recorder.record(for: .milliseconds(700))
             let restored = rig.rig.mainLevel()
+            // The host's volume ramps in the schedule's steps too, measured with the overlay gone (its
+            // tone would leak into the main's level in 256-frame windows).
+            let volumeStart = rig.recorder.mark()
+            rig.session.mainVolume = 1
+            try await rig.recorder.record(for: .milliseconds(400))
+            let volumeStep = rig.largestStep(mainTone, in: volumeStart..<rig.recorder.mark())
             // An adopted node is a member of the session from its first properties: never other audio.
             let otherAudio = rig.rig.events.dropFirst(eventsBefore).filter {
                 if case .otherAudioChanged = $0 { true } else { false }
@@ -55,12 +61,14 @@ extension DaemonTests {
 
             print(
                 "[adoption] GStreamer main: before \(before), ducked \(ducked), ducked at volume 0.5 \(duckedAtHalf), "
-                    + "restored \(restored) dBFS; overlay \(adopted)")
+                    + "restored \(restored) dBFS; largest step of the volume's ramp \(volumeStep) dB; overlay \(adopted)"
+            )
             #expect(abs(before - mainLevel) < 0.5)
             #expect(abs(ducked - (mainLevel - 20)) < 0.5)
             #expect(abs(duckedAtHalf - (mainLevel - 20 - 6.02)) < 0.5)
             #expect(abs(restored - (mainLevel - 6.02)) < 0.5)
             #expect(otherAudio.isEmpty, "\(otherAudio)")
+            #expect(volumeStep < Self.largestStepAllowed)
         }
 
         /// The largest step heard during a 20 dB duck (150 ms) and its restore (400 ms) of a steady
@@ -98,6 +106,7 @@ extension DaemonTests {
             Daemon.run("pw-cli", ["set-param", "\(node)", "Props", "{ channelVolumes: [ 0.1, 0.1 ] }"])
             try await rig.recorder.record(for: .milliseconds(400))
             let singleStep = rig.largestStep(mainTone, in: singleStart..<rig.recorder.mark())
+            let afterSingle = rig.rig.mainLevel()
 
             // The same duck on one of our own streams, ramped per sample in the process.
             rig.end(gst)
@@ -120,7 +129,9 @@ extension DaemonTests {
             #expect(abs(restored - mainLevel) < 0.5)
             #expect(duckStep < Self.largestStepAllowed)
             #expect(restoreStep < Self.largestStepAllowed)
-            #expect(singleStep > 15)
+            // The single step is a figure to compare with, not asserted: a cycle the loaded machine loses
+            // right at the step hides it from the window-to-window comparison (the level after it is).
+            #expect(abs(afterSingle - (mainLevel - 20)) < 0.5)
         }
 
         @Test(
