@@ -7,6 +7,7 @@
 #include <spa/param/props.h>
 #include <spa/pod/builder.h>
 #include <spa/utils/result.h>
+#include <spa/pod/iter.h>
 #include <string.h>
 
 // Swift reads and writes these structures field by field; fail the build if a header update moves them.
@@ -114,3 +115,75 @@ int CPipeWireShim_schedulingPolicy(pthread_t thread) {
 
 int CPipeWireShim_schedFIFO(void) { return SCHED_FIFO; }
 int CPipeWireShim_schedRR(void) { return SCHED_RR; }
+
+const char *const CPipeWireShim_typeClient = PW_TYPE_INTERFACE_Client;
+const uint32_t CPipeWireShim_paramProps = SPA_PARAM_Props;
+const int CPipeWireShim_nodeStateRunning = PW_NODE_STATE_RUNNING;
+
+struct pw_node *CPipeWireShim_registryBindNode(struct pw_registry *registry, uint32_t id) {
+    return pw_registry_bind(registry, id, PW_TYPE_INTERFACE_Node, PW_VERSION_NODE, 0);
+}
+
+struct pw_client *CPipeWireShim_registryBindClient(struct pw_registry *registry, uint32_t id) {
+    return pw_registry_bind(registry, id, PW_TYPE_INTERFACE_Client, PW_VERSION_CLIENT, 0);
+}
+
+int CPipeWireShim_nodeAddListener(
+    struct pw_node *node, struct spa_hook *hook, const struct pw_node_events *events, void *data) {
+    return pw_node_add_listener(node, hook, events, data);
+}
+
+int CPipeWireShim_clientAddListener(
+    struct pw_client *client, struct spa_hook *hook, const struct pw_client_events *events, void *data) {
+    return pw_client_add_listener(client, hook, events, data);
+}
+
+int CPipeWireShim_nodeSubscribeProps(struct pw_node *node) {
+    uint32_t ids[1] = {SPA_PARAM_Props};
+    return pw_node_subscribe_params(node, ids, 1);
+}
+
+int CPipeWireShim_nodeSetProps(struct pw_node *node, uint32_t channels, float volume, int mute) {
+    float values[SPA_AUDIO_MAX_CHANNELS];
+    uint8_t buffer[1024];
+    if (channels == 0 || channels > SPA_AUDIO_MAX_CHANNELS) return -EINVAL;
+    for (uint32_t i = 0; i < channels; i++) values[i] = volume;
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof buffer);
+    struct spa_pod_frame frame;
+    spa_pod_builder_push_object(&builder, &frame, SPA_TYPE_OBJECT_Props, SPA_PARAM_Props);
+    spa_pod_builder_prop(&builder, SPA_PROP_channelVolumes, 0);
+    spa_pod_builder_array(&builder, sizeof(float), SPA_TYPE_Float, channels, values);
+    if (mute >= 0) {
+        spa_pod_builder_prop(&builder, SPA_PROP_mute, 0);
+        spa_pod_builder_bool(&builder, mute != 0);
+    }
+    const struct spa_pod *pod = spa_pod_builder_pop(&builder, &frame);
+    if (pod == NULL) return -ENOSPC;
+    return pw_node_set_param(node, SPA_PARAM_Props, 0, pod);
+}
+
+int CPipeWireShim_parseProps(const struct spa_pod *pod, float *volumes, uint32_t maximum, int *mute) {
+    *mute = -1;
+    if (pod == NULL || !spa_pod_is_object_type(pod, SPA_TYPE_OBJECT_Props)) return -1;
+    int count = 0;
+    const struct spa_pod_object *object = (const struct spa_pod_object *)pod;
+    const struct spa_pod_prop *prop;
+    SPA_POD_OBJECT_FOREACH(object, prop) {
+        if (prop->key == SPA_PROP_channelVolumes) {
+            uint32_t n = spa_pod_copy_array(&prop->value, SPA_TYPE_Float, volumes, maximum);
+            count = (int)n;
+        } else if (prop->key == SPA_PROP_mute) {
+            bool value = false;
+            if (spa_pod_get_bool(&prop->value, &value) == 0) *mute = value ? 1 : 0;
+        }
+    }
+    return count;
+}
+
+struct spa_source *CPipeWireShim_loopAddEvent(struct pw_loop *loop, CPipeWireShim_EventCallback callback, void *data) {
+    return pw_loop_add_event(loop, callback, data);
+}
+
+int CPipeWireShim_loopSignalEvent(struct pw_loop *loop, struct spa_source *source) {
+    return pw_loop_signal_event(loop, source);
+}

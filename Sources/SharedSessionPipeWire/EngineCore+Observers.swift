@@ -50,11 +50,14 @@ extension EngineCore: StreamObserver {
 
 extension EngineCore: CoreConnectionObserver {
     func nodeAdded(id: UInt32, mediaClass: String, name: String) {
-        for event in graph.nodeAdded(id: id, mediaClass: mediaClass, name: name) { delivery.emit(event) }
+        if !adoption.defersOtherAudio(id: id, mediaClass: mediaClass, name: name) {
+            for event in graph.nodeAdded(id: id, mediaClass: mediaClass, name: name) { delivery.emit(event) }
+        }
         expectQuantumChange()
     }
 
     func nodeRemoved(id: UInt32) {
+        adoption.globalRemoved(id: id)
         for event in graph.nodeRemoved(id: id) { delivery.emit(event) }
         expectQuantumChange()
     }
@@ -65,5 +68,9 @@ extension EngineCore: CoreConnectionObserver {
 
     func clockSettingsChanged() {
         expectQuantumChange()
+    }
+
+    func globalAdded(id: UInt32, type: String, properties: [String: String], registry: OpaquePointer) {
+        adoption.globalAdded(id: id, type: type, properties: properties, registry: registry)
     }
 }

@@ -31,6 +31,8 @@ final class EngineCore {
     let layout: StreamLayout
     /// The overlay bus of the mixed layout (unused, without a node, in the per-stream layout).
     let bus: OverlayBus
+    /// The nodes of other clients adopted as session streams (see `EngineCore+Adoption.swift`).
+    private(set) lazy var adoption = AdoptionCore(engine: self, loop: loop, ownPrefix: factory.nodePrefix)
     private(set) lazy var connection = CoreConnection(
         context: context, remoteName: remoteName, logger: logger, observer: self)
     /// Armed for the next thing due that no event announces; nil before ``start()`` and after ``shutdown()``.
@@ -101,6 +103,7 @@ final class EngineCore {
         let result = connect()
         guard result >= 0 else { throw .noDaemon(at: connection.socket, result: result) }
         timer = LoopTimer(loop: loop) { [unowned self] in self.housekeeping() }
+        adoption.start()
         reschedule()
     }
 
@@ -110,6 +113,7 @@ final class EngineCore {
         timer?.destroy()
         timer = nil
         disconnect()
+        adoption.shutdown()
         streams.removeAll()
         for id in bus.memberIDs { bus.remove(id) }
         voice.stop()
@@ -144,6 +148,7 @@ final class EngineCore {
         voice.dropNode()
         monitor.dropNode()
         destroyBusNode()
+        adoption.disconnected()
         connection.disconnect()
         for event in graph.disconnected() { delivery.emit(event) }
     }

@@ -22,6 +22,8 @@ struct NodeFactory {
     ) throws(SessionError) -> PipeWireStream {
         var properties = common(category: "Playback", role: descriptor.role.name, name: "\(id.rawValue)")
         properties.append((PW_KEY_NODE_DESCRIPTION, descriptor.name))
+        // What a desktop mixer lists the stream as, under its application.
+        properties.append((PW_KEY_MEDIA_NAME, descriptor.name))
         if let target = descriptor.target { properties.append((PW_KEY_TARGET_OBJECT, target)) }
         return try make(core: core, id: id, kind: .playback(renderer), name: descriptor.name, properties, observer)
     }

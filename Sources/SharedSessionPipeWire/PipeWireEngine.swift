@@ -36,6 +36,13 @@ public final class PipeWireEngine: AudioEngine {
     /// the default), or the overlays mixed into one node (``StreamLayout/mixedOverlays``).
     public let layout: StreamLayout
 
+    /// The `application.name` of the engine's streams.
+    public let applicationName: String
+    /// Prefix of the `node.name` of every node of this engine.
+    let nodePrefix: String
+    /// Wakes the adoption on the loop thread (see `EngineCore+Adoption.swift`).
+    private let adoptionSignal: LoopSignal
+
     /// Connects to the PipeWire daemon.
     ///
     /// - Parameters:
@@ -59,6 +66,8 @@ public final class PipeWireEngine: AudioEngine {
         let prefix = "sharedsession.\(getpid()).\(Self.engineCounter.add(1, ordering: .relaxed).newValue)"
         Self.warmUp()
         self.shared = shared
+        self.applicationName = applicationName
+        self.nodePrefix = prefix
         self.layout = layout
         self.delivery = delivery
         self.logger = logger
@@ -68,6 +77,7 @@ public final class PipeWireEngine: AudioEngine {
                 nodePrefix: prefix, layout: layout,
                 format: .standard, shared: shared, delivery: delivery, logger: logger)
         }
+        adoptionSignal = loop.withLock { $0.adoption.signal }
         do throws(SessionError) {
             try loop.withLock { core throws(SessionError) in try core.start() }
         } catch {
@@ -140,6 +150,9 @@ public final class PipeWireEngine: AudioEngine {
         delivery.drain()
     }
 
+    /// Where the adoption events go (see ``NodeAdoption``).
+    var adoptionDelivery: AdoptionDelivery { loop.withLock { $0.adoption.delivery } }
+
     // MARK: AudioEngine
 
     public func setEventHandler(_ handler: @escaping @Sendable (EngineEvent) -> Void) {
@@ -167,6 +180,12 @@ public final class PipeWireEngine: AudioEngine {
     public func openStream(
         _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
     ) throws(SessionError) -> any StreamControl {
+        if let adopted = source as? AdoptedNodeSource {
+            return try loop.withLock { core throws(SessionError) in
+                try core.checkNotShutDown("adopt \(adopted.rule) as \(id)")
+                return core.adoption.open(id, source: adopted, gain: gain, paused: paused)
+            }
+        }
         // The quantum rendered last is queued when a gain change arrives: ramps end their length after
         // the call, as heard, not a quantum later.
         let renderer = StreamRenderer(
@@ -178,11 +197,14 @@ public final class PipeWireEngine: AudioEngine {
     }
 
     public func closeStream(_ id: StreamID) {
-        loop.withLock { $0.closeStream(id) }
+        loop.withLock { core in
+            if !core.adoption.close(id) { core.closeStream(id) }
+        }
     }
 
     public func setSuspended(_ suspended: Bool) {
         shared.suspended.store(suspended, ordering: .relaxed)
+        adoptionSignal.signal()  // adopted nodes fade out (or in) from the loop thread
     }
 
     public func startCapture(into ring: AudioRingBuffer) throws(SessionError) {

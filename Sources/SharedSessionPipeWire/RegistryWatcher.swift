@@ -9,6 +9,8 @@ protocol RegistryObserver: AnyObject {
     /// A clock setting of the graph (`clock.force-quantum`, `clock.min-quantum`…) changed in the
     /// "settings" metadata: the graph may run at another quantum.
     func clockSettingsChanged()
+    /// A node or a client appeared, with its global properties; `registry` binds it.
+    func globalAdded(id: UInt32, type: String, properties: [String: String], registry: OpaquePointer)
 }
 
 /// Watches one connection's registry for nodes, its "default" metadata for the default sink, and its
@@ -74,6 +76,9 @@ final class RegistryWatcher {
     }
 
     private func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
+        if type == String(cString: CPipeWireShim_typeNode) || type == String(cString: CPipeWireShim_typeClient) {
+            observer.globalAdded(id: id, type: type, properties: dictionary(props), registry: registry)
+        }
         if type == String(cString: CPipeWireShim_typeNode) {
             guard let mediaClass = Self.lookup(props, "media.class") else { return }
             observer.nodeAdded(id: id, mediaClass: mediaClass, name: Self.lookup(props, "node.name") ?? "")

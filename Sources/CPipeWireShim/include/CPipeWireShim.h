@@ -55,6 +55,39 @@ int CPipeWireShim_loopUpdateTimer(
     struct pw_loop *loop, struct spa_source *source, uint64_t firstNanoseconds, uint64_t intervalNanoseconds);
 void CPipeWireShim_loopDestroySource(struct pw_loop *loop, struct spa_source *source);
 
+// Other clients' nodes and clients (node adoption): bound from the registry, their info and Props
+// followed, their Props written.
+
+/// PW_TYPE_INTERFACE_Client.
+extern const char *const CPipeWireShim_typeClient;
+/// Binds the node `id` of the registry (a `struct pw_node *`).
+struct pw_node *CPipeWireShim_registryBindNode(struct pw_registry *registry, uint32_t id);
+/// Binds the client `id` of the registry (a `struct pw_client *`).
+struct pw_client *CPipeWireShim_registryBindClient(struct pw_registry *registry, uint32_t id);
+int CPipeWireShim_nodeAddListener(
+    struct pw_node *node, struct spa_hook *hook, const struct pw_node_events *events, void *data);
+int CPipeWireShim_clientAddListener(
+    struct pw_client *client, struct spa_hook *hook, const struct pw_client_events *events, void *data);
+/// Asks for the node's Props now and on every change (pw_node_subscribe_params).
+int CPipeWireShim_nodeSubscribeProps(struct pw_node *node);
+/// Writes the node's Props: channelVolumes of `channels` channels all `volume`, and `mute` (0 or 1;
+/// -1 leaves it out). PipeWire applies it at the node's next cycle.
+int CPipeWireShim_nodeSetProps(struct pw_node *node, uint32_t channels, float volume, int mute);
+/// Reads channelVolumes (up to `maximum`) and mute from a Props `pod`. Returns how many channel
+/// volumes it read (0 if none), or -1 if `pod` is not a Props object; `mute` is set to 0 or 1, or -1
+/// when absent.
+int CPipeWireShim_parseProps(const struct spa_pod *pod, float *volumes, uint32_t maximum, int *mute);
+/// SPA_PARAM_Props.
+extern const uint32_t CPipeWireShim_paramProps;
+/// The node's state as an int (pw_node_info.state): PW_NODE_STATE_RUNNING is 3.
+extern const int CPipeWireShim_nodeStateRunning;
+
+/// An event source on `loop` (an eventfd): `callback` runs on the loop thread after a signal.
+typedef void (*CPipeWireShim_EventCallback)(void *data, uint64_t count);
+struct spa_source *CPipeWireShim_loopAddEvent(struct pw_loop *loop, CPipeWireShim_EventCallback callback, void *data);
+/// Wakes the loop to run the event's callback; a write to an eventfd, safe from any thread.
+int CPipeWireShim_loopSignalEvent(struct pw_loop *loop, struct spa_source *source);
+
 /// The scheduling policy of `thread` (SCHED_OTHER, SCHED_FIFO, SCHED_RR...), or -1.
 int CPipeWireShim_schedulingPolicy(pthread_t thread);
 /// The value of SCHED_FIFO and SCHED_RR on this system.

@@ -36,6 +36,12 @@ struct GraphTracker: Sendable {
         return []
     }
 
+    /// A node became a member of the session (an adopted node): it is no longer other audio.
+    mutating func nodeAdopted(id: UInt32) -> [EngineEvent] {
+        guard otherPlayback.remove(id) != nil, otherPlayback.isEmpty else { return [] }
+        return [.system(.otherAudioStopped)]
+    }
+
     /// A node went away: the last other playback stream ends other audio; the default sink going
     /// away is the route's old device becoming unavailable.
     mutating func nodeRemoved(id: UInt32) -> [EngineEvent] {

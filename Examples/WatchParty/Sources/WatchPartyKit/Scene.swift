@@ -15,10 +15,22 @@ public struct Scene: Sendable {
     public let lockedQuantum: Int
     /// The movie: the host's main stream.
     public let movie: Media
+    /// What plays the movie: this process (a `MediaFileSource`), or a GStreamer pipeline in a process of
+    /// its own whose PipeWire node the session adopts (`"player": "gstreamer"`, PipeWire only).
+    public let moviePlayer: MoviePlayer
     /// What happens, in time order.
     public let cues: [Cue]
     /// The file the scene was read from, for messages.
     public let path: String
+
+    /// What plays the scene's movie.
+    public enum MoviePlayer: String, Sendable, Hashable {
+        /// The session's own main stream, decoded in this process (the default).
+        case sharedSession = "sharedsession"
+        /// `gst-launch-1.0 … ! pipewiresink` in a process of its own, adopted by the session
+        /// (`NodeAdoption`): ducks, volumes and pauses reach its node's `Props`.
+        case gstreamer
+    }
 
     /// A media file the scene plays.
     public struct Media: Sendable, Hashable {

@@ -152,7 +152,8 @@ private struct SceneReader {
                 try integer(member.value, "lockedQuantum", in: 1...8192, what: quantumWhat)
             } ?? 4096
         let movieNode = try required(top, "movie", what: "the movie: an object with a \"file\"")
-        let movie = try media(movieNode, path: "movie", extra: [])
+        let movie = try media(movieNode, path: "movie", extra: ["player"])
+        let moviePlayer = try moviePlayer(movieNode)
         let timelineNode = try required(top, "timeline", what: "the timeline: an array of cues")
         guard case .array(let entries) = timelineNode.value else {
             throw fail(timelineNode, "timeline", expected: "an array of cues")
@@ -165,8 +166,20 @@ private struct SceneReader {
             cues.append(cue)
         }
         return Scene(
-            title: title, duration: duration, quantum: quantum, lockedQuantum: lockedQuantum, movie: movie, cues: cues,
-            path: file)
+            title: title, duration: duration, quantum: quantum, lockedQuantum: lockedQuantum, movie: movie,
+            moviePlayer: moviePlayer, cues: cues, path: file)
+    }
+
+    /// The movie's `player`: "sharedsession" (the default) or "gstreamer".
+    func moviePlayer(_ node: JSONNode) throws(SceneError) -> Scene.MoviePlayer {
+        let fields = try object(node, path: "movie", allowed: ["file", "volume", "partials", "player"])
+        guard let member = fields.member("player") else { return .sharedSession }
+        let what = "the movie's player: \"sharedsession\" or \"gstreamer\""
+        let name = try string(member.value, fields.field("player"), what: what)
+        guard let player = Scene.MoviePlayer(rawValue: name) else {
+            throw fail(member.value, fields.field("player"), expected: what)
+        }
+        return player
     }
 
     func media(_ node: JSONNode, path: String, extra: [String]) throws(SceneError) -> Scene.Media {

@@ -2,6 +2,8 @@ import Foundation
 public import Logging
 import SharedSession
 import SharedSessionMedia
+import SharedSessionPipeWire
+import Synchronization
 
 /// Plays a ``Scene`` through a `SharedSession`: the host's movie as the main stream, the SDKs through
 /// `OverlayAudioBridge`s, the platform's events through `handle(_:)`, on the offline engine or on a
@@ -46,6 +48,12 @@ public final class SceneRunner {
             case .underrun(let frames): view.note("\(name): UNDERRUN, \(frames) frames played as silence")
             case .decodeError(let error): view.note("\(name): decoding error: \(error.message)")
             }
+        }
+        if scene.moviePlayer == .gstreamer, engineChoice.isOffline {
+            throw SessionError(
+                code: .invalidConfiguration,
+                message: "\(scene.path): the movie plays through GStreamer (\"player\": \"gstreamer\"), in a "
+                    + "process of its own that only a sound server can hear: run it with --engine pipewire")
         }
         let playback: any ScenePlayback
         switch engineChoice {
@@ -228,6 +236,9 @@ private final class RunState {
     /// their underruns at the end.
     var sources: [(name: String, media: Scene.Media, source: MediaFileSource)] = []
     var movieSource: MediaFileSource?
+    /// The GStreamer player of a scene whose movie plays through it, and the adoption of its node.
+    var gstreamer: Process?
+    var adoption: NodeAdoption?
     /// A seek flushed the movie's ring since the decoders were last waited for.
     var seekPending = false
     var notificationDucks: [DuckLease] = []
@@ -255,12 +266,67 @@ private final class RunState {
         // instead of activating and deactivating it around the movie.
         hostLease = try session.acquire(.generic, owner: "host-player")
         try session.setMainVolume(scene.movie.volume)
+        if scene.moviePlayer == .gstreamer { return try openGStreamerMovie() }
         let source = try library.source(for: scene.movie, name: "movie")
         sources.append(("movie", scene.movie, source))
         movieSource = source
         let handle = try session.openMainStream(StreamDescriptor(name: "movie", role: .movie), source: source)
         names[handle.id] = "movie"
         movie = handle
+    }
+
+    /// The movie played by `gst-launch-1.0 … ! pipewiresink` in a process of its own, its node adopted as
+    /// the session's main stream by the player's process id: the session's volume, ducks and pauses
+    /// reach the node's `Props`. Waits (up to 5 s) until the node is a member of the session.
+    func openGStreamerMovie() throws {
+        guard let engine = playback.engine as? PipeWireEngine else {
+            throw SessionError(code: .invalidConfiguration, message: "the GStreamer movie needs the PipeWire engine")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
+        // MP4 with AAC (the scene's movie): `decodebin` on Debian 12 picks a decoder that plays this file's
+        // AAC at the wrong pitch (220 Hz comes out near 455 Hz), libav's does not.
+        process.arguments = [
+            "-q", "filesrc", "location=\(scene.movie.path)", "!", "qtdemux", "!", "avdec_aac", "!", "audioconvert",
+            "!", "audioresample", "!", "audio/x-raw,format=F32LE,layout=interleaved,rate=48000,channels=2", "!",
+            "pipewiresink",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw SessionError(
+                code: .engineUnavailable,
+                message: "cannot start gst-launch-1.0 for the movie (\(error)): Scripts/pipewire-headless install "
+                    + "installs GStreamer")
+        }
+        gstreamer = process
+        let adoption = NodeAdoption(session: session, engine: engine)
+        let adopted = Mutex(false)
+        let view = self.view
+        adoption.setEventHandler { event in
+            view.note("movie (GStreamer): \(event)")
+            switch event {
+            case .adopted: adopted.withLock { $0 = true }
+            case .pauseRequested(_, let paused):
+                // gst-launch takes no commands: a real host would pause its pipeline here. Its node is
+                // faded out and muted meanwhile, so the movie runs on unheard.
+                view.note("host: \(paused ? "pause" : "resume") the GStreamer player (gst-launch runs on, muted)")
+            default: break
+            }
+        }
+        self.adoption = adoption
+        let handle = try adoption.adoptMain(
+            AdoptionRule(.processID(process.processIdentifier, includingChildren: true)), name: "movie")
+        names[handle.id] = "movie"
+        movie = handle
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !adopted.withLock({ $0 }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        guard adopted.withLock({ $0 }) else {
+            throw SessionError(
+                code: .engineUnavailable, message: "GStreamer's node for the movie did not appear within 5 s")
+        }
     }
 
     /// Plays up to `target` (rounded up to whole quanta), doing what is pending on the way.
@@ -424,6 +490,7 @@ private final class RunState {
         case .volume(let volume):
             try session.setMainVolume(volume)
         case .seek(let time):
+            if gstreamer != nil { view.note("host: gst-launch cannot seek; the GStreamer movie plays on") }
             try movieSource?.seek(to: .nanoseconds(Int64((time * 1e9).rounded())))
             seekPending = true
         case .feedStart(let media, let duck):
@@ -509,6 +576,10 @@ private final class RunState {
         if voiceBridge.heldCounts.ducks > 0 { voiceBridge.disableAudioDucking() }
         while voiceBridge.heldCounts.voice > 0 { voiceBridge.disableAudioSession(for: .voice) }
         movie?.close()
+        if let gstreamer, gstreamer.isRunning {
+            kill(gstreamer.processIdentifier, SIGKILL)
+            gstreamer.waitUntilExit()
+        }
         hostLease?.release()
         for name in labels {
             padStem(name, to: frame)

@@ -52,6 +52,24 @@ import Testing
         #expect(scene.cues.first?.line == 8)
     }
 
+    @Test func theGStreamerSceneReadsWithItsPlayerAndTheDefaultScenesMarks() throws {
+        let gstreamer = try Scene.load(
+            path: Self.defaultScene.replacingOccurrences(of: "default", with: "gstreamer-movie"))
+        let scene = try Scene.load(path: Self.defaultScene)
+        #expect(gstreamer.moviePlayer == .gstreamer)
+        #expect(scene.moviePlayer == .sharedSession)
+        #expect(gstreamer.marks.map(\.expect) == scene.marks.map(\.expect))
+    }
+
+    @Test func anUnknownMoviePlayerIsRefusedAtItsLine() throws {
+        let text = Self.scene([#"{ "at": 0, "do": "play" }"#]).replacingOccurrences(
+            of: #""volume": 0.8 }"#, with: #""volume": 0.8, "player": "vlc" }"#)
+        let error = try #require(self.error(text))
+        #expect(error.line == 3)
+        #expect(error.field == "movie.player")
+        #expect(error.description.contains("\"sharedsession\" or \"gstreamer\""))
+    }
+
     @Test func aSyntaxErrorNamesItsLineAndColumn() throws {
         let text = Self.scene([#"{ "at": 0, "do": "play" }"#, #"{ "at": 1 "do": "pause" }"#])
         let error = try #require(self.error(text))

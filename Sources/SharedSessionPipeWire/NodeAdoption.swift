@@ -1,0 +1,153 @@
+public import SharedSession
+import Synchronization
+
+/// Makes nodes of other PipeWire clients members of a session: the host's movie played by GStreamer
+/// (`pipewiresink`) or mpv as the **main stream**, a web view's clip as an **overlay** of a unit.
+///
+/// The engine follows the registry and adopts every node of another client that matches a rule
+/// (``AdoptionRule``), now or later: a player that makes a new node for each file, or after the daemon
+/// restarted, is adopted again by the same rule, at the stream's current gain. The session's gains,
+/// ducks, restores, volumes and pauses reach an adopted node through its `Props` (`channelVolumes`,
+/// `mute`), ramped in steps of equal decibels, one per quantum, over the policy's fade times (PipeWire
+/// applies a node's volume as a step at its next cycle).
+///
+/// ```swift
+/// let adoption = NodeAdoption(session: session, engine: engine)
+/// adoption.setEventHandler { event in print(event) }        // adopted, released, user volume, pause…
+/// let movie = try adoption.adoptMain(AdoptionRule(.processID(player.pid, includingChildren: true)))
+/// let clip = try adoption.adoptOverlay(AdoptionRule(.applicationName("WebKitWebProcess")), unit: "social-feed")
+/// ```
+///
+/// - An adopted overlay that starts playing is its unit's duck request (under the unit's limits, as
+///   `SharedSession.duck(_:)` grants it); when it stops or its node goes, the duck is released.
+/// - A volume a user sets on an adopted node from outside (`wpctl set-volume`, a desktop mixer) is the
+///   stream's new host volume (the main's `mainVolume`): reported as ``AdoptionEvent/userVolume(stream:node:volume:)``
+///   and as the session's own volume events, kept under ducks and restored to, never overwritten.
+/// - Pausing the adopted main fades its node out and mutes it, and reports
+///   ``AdoptionEvent/pauseRequested(stream:_:)`` so the host pauses its player (which otherwise keeps
+///   running unheard); resuming unmutes it and fades it in.
+/// - A voice-activity duck (`DuckStyle.followActivity(_:level:)`) needs the main's samples, which an
+///   adopted node never hands this process: on an adopted main it leaves the gain as the session set it.
+public final class NodeAdoption: Sendable {
+    /// The session the adopted nodes become members of.
+    public let session: SharedSession
+    private let engine: PipeWireEngine
+    private struct Overlay {
+        let unit: String
+        let ducks: Bool
+        var lease: DuckLease?
+    }
+    private let overlays = Mutex<[StreamID: Overlay]>([:])
+    private let handler = Mutex<(@Sendable (AdoptionEvent) -> Void)?>(nil)
+
+    /// Adopts nodes for `session` through `engine`, which must be the session's engine.
+    public init(session: SharedSession, engine: PipeWireEngine) {
+        self.session = session
+        self.engine = engine
+        engine.adoptionDelivery.setHandler { [weak self] event in self?.handle(event) }
+    }
+
+    deinit {
+        engine.adoptionDelivery.setHandler(nil)
+    }
+
+    /// Receives every adoption event, in order, on a queue of the engine's (never under a lock).
+    public func setEventHandler(_ handler: @escaping @Sendable (AdoptionEvent) -> Void) {
+        self.handler.withLock { $0 = handler }
+    }
+
+    /// Opens the session's main stream made of the nodes `rule` matches: ducks, the host's volume and
+    /// pauses act on them. Close the handle to give the nodes back their own volume.
+    ///
+    /// - Throws: `SessionError` with code `invalidValue` for a rule that is empty or would match this
+    ///   process's own nodes (see ``AdoptionRule/validate()``), `mainStreamAlreadyOpen` if a main
+    ///   stream is open.
+    public func adoptMain(_ rule: AdoptionRule, name: String = "adopted main") throws(SessionError) -> StreamHandle {
+        try check(rule)
+        return try session.openMainStream(
+            StreamDescriptor(name: name, role: .movie), source: AdoptedNodeSource(rule: rule))
+    }
+
+    /// Opens an overlay stream of `unit` made of the nodes `rule` matches, at `volume`. While any of
+    /// them plays, and `ducks` is true, it holds a duck of the movie for `unit`.
+    ///
+    /// - Throws: `SessionError` with code `invalidValue` for a bad rule or volume.
+    public func adoptOverlay(
+        _ rule: AdoptionRule, unit: String, name: String? = nil, role: StreamRole = .music, volume: Float = 1,
+        ducks: Bool = true
+    ) throws(SessionError) -> StreamHandle {
+        try check(rule)
+        let handle = try session.openStream(
+            StreamDescriptor(name: name ?? "\(unit) (adopted)", role: role), source: AdoptedNodeSource(rule: rule),
+            volume: volume, owner: unit)
+        overlays.withLock { $0[handle.id] = Overlay(unit: unit, ducks: ducks) }
+        return handle
+    }
+
+    /// Waits until every adoption event emitted so far has been handled (tests).
+    @_spi(Testing) public func drainEvents() {
+        engine.adoptionDelivery.drain()
+    }
+
+    private func check(_ rule: AdoptionRule) throws(SessionError) {
+        try rule.validate()
+        let own = ForeignNodeInfo(
+            id: 0,
+            properties: [
+                "pipewire.sec.pid": "\(getpid())", "application.name": engine.applicationName,
+                "application.process.binary": ProcessTree.binary(of: getpid()) ?? "",
+                "node.name": "\(engine.nodePrefix).main",
+            ], ancestorProcessIDs: ProcessTree.ancestors(of: getpid()))
+        if let criterion = rule.criterion(matching: own) {
+            throw SessionError(
+                code: .invalidValue,
+                message: "the adoption rule's \(criterion) matches this process's own streams; name the "
+                    + "other player's process, application or node instead")
+        }
+    }
+
+    private func handle(_ event: AdoptionEvent) {
+        if case .playing(let stream, let playing) = event {
+            overlay(stream, playing: playing)
+        }
+        handler.withLock { $0 }?(event)
+    }
+
+    /// An adopted overlay started or stopped playing: its unit's duck is taken or given back.
+    private func overlay(_ stream: StreamID, playing: Bool) {
+        guard let overlay = overlays.withLock({ $0[stream] }), overlay.ducks else { return }
+        if playing, overlay.lease == nil {
+            // Refused beyond the unit's limits: the session reports it as it does any request.
+            let lease = try? session.duck(DuckRequest(owner: overlay.unit))
+            overlays.withLock { $0[stream]?.lease = lease }
+        } else if !playing {
+            let lease = overlays.withLock { overlays in
+                defer { overlays[stream]?.lease = nil }
+                return overlays[stream]?.lease
+            }
+            lease?.release()
+        }
+    }
+}
+
+/// The source of a stream made of other clients' nodes (see ``NodeAdoption``): the PipeWire engine
+/// adopts the nodes its rule matches instead of rendering it. Another engine renders it as silence
+/// (its audio never passes through this process).
+public final class AdoptedNodeSource: AudioSource, Sendable {
+    /// Which nodes the stream is made of.
+    public let rule: AdoptionRule
+
+    /// A source for the nodes `rule` matches.
+    public init(rule: AdoptionRule) {
+        self.rule = rule
+    }
+
+    /// Nothing: the adopted nodes play in their own processes.
+    public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int { 0 }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif

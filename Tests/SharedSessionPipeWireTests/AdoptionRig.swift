@@ -1,0 +1,127 @@
+import Foundation
+import SharedSession
+@_spi(Testing) import SharedSessionPipeWire
+import SharedSessionTesting
+import Testing
+
+/// A ``SessionRig`` with a ``NodeAdoption`` and its events, and the foreign players the adoption
+/// tests run in other processes.
+final class AdoptionRig {
+    let rig: SessionRig
+    let adoption: NodeAdoption
+    let log = EventLog<AdoptionEvent>()
+    private var players: [Daemon.Child] = []
+
+    init(policy: SessionPolicy = .default) throws {
+        rig = try SessionRig(policy: policy)
+        adoption = NodeAdoption(session: rig.session, engine: rig.engine)
+        adoption.setEventHandler { [log] event in log.append(event) }
+    }
+
+    var session: SharedSession { rig.session }
+    var recorder: SinkRecorder { rig.recorder }
+
+    /// Waits for an adoption event matching `predicate`, recording meanwhile; fails the test after
+    /// `timeout`.
+    @discardableResult
+    func wait(
+        _ what: String, timeout: Duration = .seconds(5), after index: Int = 0,
+        for predicate: @escaping @Sendable (AdoptionEvent) -> Bool
+    ) async throws -> AdoptionEvent {
+        let end = ContinuousClock.now + timeout
+        repeat {
+            if let event = await log.wait(timeout: .milliseconds(50), after: index, for: predicate) { return event }
+            recorder.poll()
+        } while ContinuousClock.now < end
+        Issue.record("no adoption event \(what) within \(timeout); events: \(log.all)")
+        throw CancellationError()
+    }
+
+    /// Starts GStreamer playing a `frequency` sine at `amplitude` through `pipewiresink`, live (in real
+    /// time, as a player does), in a process of its own.
+    func startGStreamer(frequency: Double = mainTone, amplitude: Double = 0.5, seconds: Double? = nil) throws
+        -> Daemon.Child
+    {
+        // Not live: pipewiresink's clock paces it, and it fills the stream's buffers as the graph takes
+        // them (a live source drifting against the graph's clock underruns more on a loaded machine).
+        var source = ["audiotestsrc", "freq=\(frequency)", "volume=\(amplitude)", "is-live=false"]
+        source.append("samplesperbuffer=1024")
+        if let seconds { source.append("num-buffers=\(Int(seconds * 48_000 / 1024))") }
+        let child = try Daemon.launch(
+            "gst-launch-1.0",
+            ["-q"] + source + ["!", "audio/x-raw,format=F32LE,rate=48000,channels=2", "!", "pipewiresink"])
+        players.append(child)
+        return child
+    }
+
+    /// Starts `pw-play` playing `file`.
+    func startPwPlay(_ file: String) throws -> Daemon.Child {
+        let child = try Daemon.launch("pw-play", [file])
+        players.append(child)
+        return child
+    }
+
+    /// Starts mpv playing `file` with its PipeWire output, no video, no terminal.
+    func startMpv(_ file: String) throws -> Daemon.Child {
+        let child = try Daemon.launch(
+            "mpv", ["--no-config", "--no-video", "--no-terminal", "--ao=pipewire", "--loop-file=inf", file])
+        players.append(child)
+        return child
+    }
+
+    /// Ends a player (SIGKILL: a player that goes away) and waits for it.
+    func end(_ child: Daemon.Child) {
+        kill(child.pid, SIGKILL)
+        child.waitUntilExit()
+        players.removeAll { $0.pid == child.pid }
+    }
+
+    /// The largest change of the `frequency` tone's level between two consecutive windows of `frames`
+    /// frames in `range` of the recording (dB). 256 frames divide the quantum, so PipeWire's steps fall
+    /// on window boundaries; with another tone in the mix that is not a whole number of cycles in the
+    /// window (the 3 kHz overlay is), the other tone leaks into the level, so measure with it silent. Windows holding a dropout (a cycle the loaded machine
+    /// lost: 16 or more samples of exact silence, which a tone above -90 dBFS never has) are left out,
+    /// with the comparisons they are part of.
+    func largestStep(_ frequency: Double, in range: Range<Int>, frames: Int = 256) -> Double {
+        let samples = recorder.samples
+        var levels: [Double?] = []
+        var start = range.lowerBound
+        while start + frames <= min(range.upperBound, samples.count / 2) {
+            var run = 0
+            var dropout = false
+            for frame in start..<(start + frames) {
+                run = samples[2 * frame] == 0 ? run + 1 : 0
+                if run >= 16 { dropout = true }
+            }
+            levels.append(dropout ? nil : meter.toneLevel(samples, frequency: frequency, frames: window(start, frames)))
+            start += frames
+        }
+        var largest = 0.0
+        for (a, b) in zip(levels, levels.dropFirst()) {
+            if let a, let b { largest = max(largest, abs(b - a)) }
+        }
+        return largest
+    }
+
+    func stop() {
+        for child in players { end(child) }
+        log.stop()
+        rig.stop()
+    }
+}
+
+/// A WAV file of a `frequency` sine at `amplitude`, `seconds` long, in the temporary directory.
+func toneFile(_ frequency: Double, amplitude: Float, seconds: Double) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "sharedsession-adoption-\(Int(frequency))-\(seconds).wav"
+    ).path
+    let frames = Int(seconds * 48_000)
+    var samples = [Float](repeating: 0, count: frames * 2)
+    for frame in 0..<frames {
+        let value = amplitude * Float(sin(2 * Double.pi * frequency * Double(frame) / 48_000))
+        samples[2 * frame] = value
+        samples[2 * frame + 1] = value
+    }
+    try WAVFile.write(samples, to: path)
+    return path
+}
