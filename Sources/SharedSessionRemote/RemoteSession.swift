@@ -278,6 +278,11 @@ final class HostConnection: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
+    /// Lets go of the context, which holds this handler: the two would keep each other alive.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
     func expectWelcome(_ promise: EventLoopPromise<Welcome>) { welcome = promise }
 
     func expect(_ id: Int, _ promise: EventLoopPromise<Reply>) {

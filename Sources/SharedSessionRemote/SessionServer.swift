@@ -119,6 +119,9 @@ public final class SessionServer: Sendable {
     /// The units connected now, with their owner names and credentials.
     public var units: [ConnectedUnit] { registry.connected() }
 
+    /// How many connection objects are alive, closed or not (`package`: the tests' leak check).
+    package var liveConnections: Int { registry.live.load(ordering: .acquiring) }
+
     /// Stops accepting, closes every connection (each gives back what it held) and removes the socket.
     /// Safe to call more than once.
     public func close() {
@@ -211,6 +214,8 @@ final class Registry: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Connection objects alive (made and not yet deinitialised): a leak check for the tests.
+    let live = Atomic<Int>(0)
 
     func nextConnection() -> Int {
         state.withLock { state in

@@ -41,12 +41,20 @@ final class UnitConnection: ChannelInboundHandler {
     init(_ server: ServerContext) {
         self.server = server
         connection = server.registry.nextConnection()
+        server.registry.live.add(1, ordering: .relaxed)
     }
+
+    deinit { server.registry.live.subtract(1, ordering: .releasing) }
 
     // MARK: Channel events
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+    }
+
+    /// Lets go of the context, which holds this handler: the two would keep each other alive.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
     }
 
     func channelActive(context: ChannelHandlerContext) {

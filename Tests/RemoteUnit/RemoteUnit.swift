@@ -29,12 +29,14 @@ struct RemoteUnit {
         var socketPath = ""
         var owner = "remote-unit"
         var mode = "calls"
+        var readAfter: UInt32?
         while let argument = arguments.popFirst() {
             switch argument {
             case "--socket": socketPath = arguments.popFirst() ?? ""
             case "--owner": owner = arguments.popFirst() ?? ""
             case "--flood": mode = "flood"
             case "--raw": mode = "raw"
+            case "--read-after": readAfter = UInt32(arguments.popFirst() ?? "")
             default:
                 say("err usage: unknown argument \(argument)")
                 exit(2)
@@ -42,7 +44,7 @@ struct RemoteUnit {
         }
         switch mode {
         case "flood": flood(socketPath, owner: owner)
-        case "raw": raw(socketPath)
+        case "raw": raw(socketPath, readAfter: readAfter)
         default: calls(socketPath, owner: owner)
         }
     }
@@ -143,13 +145,15 @@ struct RemoteUnit {
     }
 
     /// Writes lines by hand and prints every line the host sends back.
-    static func raw(_ path: String) {
+    /// With `readAfter` (milliseconds), it reads nothing the host sends until then: a unit that stops
+    /// reading (0xFFFFFFFF: never).
+    static func raw(_ path: String, readAfter: UInt32?) {
         let fd = RawSocket.connect(path)
         guard fd >= 0 else {
             say("err connect: errno \(errno)")
             exit(1)
         }
-        let reader = RawSocket.Reader(fd: fd) { say("host \($0)") }
+        let reader = RawSocket.Reader(fd: fd, delay: readAfter) { say("host \($0)") }
         reader.start()
         while let line = readLine() {
             guard line.hasPrefix("raw ") else { continue }
@@ -261,10 +265,12 @@ enum RawSocket {
         // @unchecked: the thread is the only one that touches the reader after start().
         let fd: Int32
         let line: @Sendable (String) -> Void
+        let delay: UInt32?
         private var thread = pthread_t()
 
-        init(fd: Int32, line: @escaping @Sendable (String) -> Void) {
+        init(fd: Int32, delay: UInt32? = nil, line: @escaping @Sendable (String) -> Void) {
             self.fd = fd
+            self.delay = delay
             self.line = line
         }
 
@@ -280,6 +286,10 @@ enum RawSocket {
         }
 
         private func run() {
+            if let delay {
+                if delay == .max { while true { pause() } }
+                usleep(delay * 1000)
+            }
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
