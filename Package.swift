@@ -87,7 +87,7 @@ let package = Package(
             path: "Tests/CRealtimeProbe"
         ),
         // What the test targets share: the offline scene, the probe's switches, whether every test
-        // must run (CI), seeded noise. Not a product: users never see it.
+        // must run (CI), seeded noise, the remote-unit process driver. Not a product: users never see it.
         .target(
             name: "SharedSessionTestSupport",
             dependencies: ["SharedSession", "SharedSessionTesting", "CRealtimeProbe"],
@@ -122,7 +122,7 @@ let package = Package(
             name: "SharedSessionPipeWireTests",
             dependencies: [
                 "SharedSession", "SharedSessionPipeWire", "SharedSessionMedia", "SharedSessionTesting",
-                "SharedSessionTestSupport", "CRealtimeProbe",
+                "SharedSessionTestSupport", "CRealtimeProbe", "SharedSessionRemote", "remote-unit",
             ],
             swiftSettings: strict
         ),

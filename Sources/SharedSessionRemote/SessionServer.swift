@@ -88,6 +88,12 @@ public final class SessionServer: Sendable {
         let registry = Registry()
         self.registry = registry
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // The loop that learns of a dead unit gives its duck back: on a loaded machine a thread of
+        // normal priority can wait a whole render quantum to be scheduled. Like PipeWire's own main
+        // loop (module-rt), it asks for nice -11; without the privilege (CAP_SYS_NICE, or RLIMIT_NICE)
+        // the request fails and it stays as it was.
+        // (On Linux the nice value is per thread: `who` 0 is the calling thread, the loop's.)
+        group.next().execute { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -11) }
         let context = ServerContext(session: session, access: access, limits: limits, registry: registry)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)

@@ -2,6 +2,12 @@ import SharedSession
 import SharedSessionRemote
 import SharedSessionTestSupport
 import Synchronization
+import Testing
+
+/// Every suite of the target, one at a time: the kill schedules time the release against a render
+/// quantum, and the flood test loads the CPU on purpose.
+@Suite("SharedSessionRemote", .serialized)
+enum RemoteTests {}
 
 /// A host on the offline engine serving its session: the main stream a constant 0.5, a server on a
 /// socket of its own, and every input the session received with its time.
@@ -31,6 +37,13 @@ final class RemoteRig: SessionInputObserver {
     func unitReleased(_ owner: String) -> ContinuousClock.Instant? {
         received.withLock { inputs in
             inputs.last { if case .unitReleased(owner, _) = $0.input { true } else { false } }?.at
+        }
+    }
+
+    /// When the session took the release of the duck `id`.
+    func duckReleased(_ id: LeaseID) -> ContinuousClock.Instant? {
+        received.withLock { inputs in
+            inputs.last { if case .releaseDuck(id, _) = $0.input { true } else { false } }?.at
         }
     }
 

@@ -1,6 +1,5 @@
 import Foundation
-import SharedSession
-import Synchronization
+package import SharedSession
 
 #if canImport(Glibc)
     import Glibc
@@ -8,16 +7,16 @@ import Synchronization
 
 /// The `remote-unit` executable, built by the package beside the test binary, run as a real process:
 /// commands to its stdin, its answers read from its stdout with a deadline that fails loudly.
-final class UnitProcess {
-    let pid: pid_t
+package final class UnitProcess {
+    package let pid: Int32
     private let input: Int32
     private let output: Int32
     private var pending: [UInt8] = []
-    private(set) var reaped = false
+    package private(set) var reaped = false
     /// When `waitpid` returned for it.
-    private(set) var reapedAt: ContinuousClock.Instant?
+    package private(set) var reapedAt: ContinuousClock.Instant?
 
-    static let executable: String = {
+    package static let executable: String = {
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         let path = String(decoding: buffer[0..<max(count, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -25,7 +24,7 @@ final class UnitProcess {
     }()
 
     /// Starts the unit with `arguments`; `prefix` runs it through another program first (`setpriv ...`).
-    init(_ arguments: [String], prefix: [String] = []) throws {
+    package init(_ arguments: [String], prefix: [String] = []) throws {
         var toChild: [Int32] = [0, 0]
         var fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else {
@@ -56,13 +55,13 @@ final class UnitProcess {
     }
 
     /// Writes one command line.
-    func send(_ command: String) {
+    package func send(_ command: String) {
         let bytes = Array((command + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
     }
 
     /// The next line the unit printed, waiting at most `timeout`; throws when none came.
-    func line(timeout: Duration = .seconds(10)) throws -> String {
+    package func line(timeout: Duration = .seconds(10)) throws -> String {
         let deadline = ContinuousClock.now + timeout
         while true {
             if let newline = pending.firstIndex(of: 10) {
@@ -88,19 +87,19 @@ final class UnitProcess {
 
     /// Sends `command` and returns the answer line.
     @discardableResult
-    func ask(_ command: String, timeout: Duration = .seconds(10)) throws -> String {
+    package func ask(_ command: String, timeout: Duration = .seconds(10)) throws -> String {
         send(command)
         return try line(timeout: timeout)
     }
 
     /// Sends `command` to a `--raw` unit and returns the first line the host sent that is not an event.
-    func answer(_ command: String, timeout: Duration = .seconds(10)) throws -> String {
+    package func answer(_ command: String, timeout: Duration = .seconds(10)) throws -> String {
         send(command)
         return try nextAnswer(timeout: timeout)
     }
 
     /// The next line of a `--raw` unit that is not an event.
-    func nextAnswer(timeout: Duration = .seconds(10)) throws -> String {
+    package func nextAnswer(timeout: Duration = .seconds(10)) throws -> String {
         while true {
             let line = try line(timeout: timeout)
             if !line.hasPrefix(#"host {"event""#) { return line }
@@ -108,14 +107,14 @@ final class UnitProcess {
     }
 
     /// SIGKILL; returns when the kernel has reaped the process (its sockets are closed by then).
-    func kill() {
+    package func kill() {
         _ = Glibc.kill(pid, SIGKILL)
         reap()
     }
 
     /// Waits for the process to end.
     @discardableResult
-    func reap() -> Int32 {
+    package func reap() -> Int32 {
         guard !reaped else { return 0 }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
@@ -135,12 +134,12 @@ final class UnitProcess {
 }
 
 /// A socket path of its own for each test.
-func socketPath(_ name: String) -> String {
+package func socketPath(_ name: String) -> String {
     "/tmp/ss-remote-\(getpid())-\(name).sock"
 }
 
 /// Waits until `condition` holds, failing loudly at the deadline.
-func waitUntil(
+package func waitUntil(
     _ what: String, timeout: Duration = .seconds(5), _ condition: () throws -> Bool
 ) throws {
     let deadline = ContinuousClock.now + timeout
