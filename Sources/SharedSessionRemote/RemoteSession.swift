@@ -125,7 +125,8 @@ public final class RemoteSession: Sendable {
 
     /// Every event of the host's session, then `disconnected` when the connection ends. Each access is
     /// a new stream from that moment on; the first one also starts with the events that came between
-    /// the welcome and its creation.
+    /// the welcome and its creation (up to 1,024, then an `eventsLost` with the count of the rest).
+    /// Events are decoded only while someone listens.
     public var events: AsyncStream<RemoteEvent> { listeners.subscribe() }
 
     /// Whether the connection is open.
@@ -202,14 +203,20 @@ public enum RemoteEvent: Sendable, Hashable {
     case disconnected(SessionError)
 }
 
-/// The event streams of one connection.
+/// The event streams of one connection. Event lines are decoded only when someone listens: a unit
+/// that never reads ``RemoteSession/events`` pays nothing for them. Until the first stream, the lines
+/// are kept as they came (at most ``backlogLimit``; past it they are counted, and the first stream
+/// starts with an `eventsLost`).
 final class Listeners: Sendable {
+    static let backlogLimit = 1024
+
     private struct State {
         var next = 0
         var continuations: [Int: AsyncStream<RemoteEvent>.Continuation] = [:]
         var ended: SessionError?
-        /// The events from the welcome until the first stream: that stream starts with them.
-        var backlog: [RemoteEvent] = []
+        /// The event lines from the welcome until the first stream: that stream starts with them.
+        var backlog: [[UInt8]] = []
+        var backlogLost = 0
         var subscribed = false
     }
 
@@ -218,21 +225,26 @@ final class Listeners: Sendable {
     func subscribe() -> AsyncStream<RemoteEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: RemoteEvent.self, bufferingPolicy: .bufferingNewest(65_536))
-        let ended: SessionError? = state.withLock { state in
-            guard state.ended == nil else { return state.ended }
+        let (ended, backlog, lost): (SessionError?, [[UInt8]], Int) = state.withLock { state in
+            guard state.ended == nil || !state.subscribed else { return (state.ended, [], 0) }
             let key = state.next
             state.next += 1
             state.continuations[key] = continuation
-            if !state.subscribed {
-                state.subscribed = true
-                for event in state.backlog { continuation.yield(event) }
-                state.backlog = []
-            }
             continuation.onTermination = { [weak self] _ in
                 _ = self?.state.withLock { $0.continuations.removeValue(forKey: key) }
             }
-            return nil
+            guard !state.subscribed else { return (state.ended, [], 0) }
+            state.subscribed = true
+            defer {
+                state.backlog = []
+                state.backlogLost = 0
+            }
+            return (state.ended, state.backlog, state.backlogLost)
         }
+        for line in backlog {
+            if case .event(let event)? = try? RemoteProtocol.decodeHostLine(line) { continuation.yield(.event(event)) }
+        }
+        if lost > 0 { continuation.yield(.eventsLost(lost)) }
         if let ended {
             continuation.yield(.disconnected(ended))
             continuation.finish()
@@ -240,11 +252,24 @@ final class Listeners: Sendable {
         return stream
     }
 
-    func yield(_ event: RemoteEvent) {
-        let continuations = state.withLock { state in
-            if !state.subscribed, state.backlog.count < 65_536 { state.backlog.append(event) }
-            return Array(state.continuations.values)
+    /// An `{"event": ...}` line from the host.
+    func take(eventLine line: [UInt8]) {
+        let listening = state.withLock { state in
+            if !state.subscribed {
+                if state.backlog.count < Self.backlogLimit {
+                    state.backlog.append(line)
+                } else {
+                    state.backlogLost += 1
+                }
+            }
+            return state.subscribed && !state.continuations.isEmpty
         }
+        guard listening, case .event(let event)? = try? RemoteProtocol.decodeHostLine(line) else { return }
+        yield(.event(event))
+    }
+
+    func yield(_ event: RemoteEvent) {
+        let continuations = state.withLock { Array($0.continuations.values) }
         for continuation in continuations { continuation.yield(event) }
     }
 
@@ -323,7 +348,14 @@ final class HostConnection: ChannelInboundHandler {
         pending.discardReadBytes()
     }
 
+    /// How every event line starts (the host writes sorted keys, and an event line has only `event`).
+    private static let eventPrefix = Array(#"{"event":"#.utf8)
+
     private func handle(_ line: [UInt8]) {
+        if line.starts(with: Self.eventPrefix) {
+            listeners.take(eventLine: line)
+            return
+        }
         let message: HostMessage
         do {
             message = try RemoteProtocol.decodeHostLine(line)
