@@ -180,10 +180,12 @@ final class EventFanOut: SessionInputObserver {
 
     func session(_ session: SharedSession, emitted event: SessionEvent, at time: ContinuousClock.Instant) {
         let registry = registry
+        let loop = loop
         loop.execute {
             let units = registry.openUnits()
             guard !units.isEmpty else { return }
-            let line = RemoteProtocol.encode(HostMessage.event(event))
+            // One buffer for every unit: NIO shares its storage among the writes.
+            let line = ByteBuffer(bytes: RemoteProtocol.encode(HostMessage.event(event)))
             for unit in units { unit.send(event: line) }
         }
     }
@@ -282,9 +284,13 @@ final class Registry: Sendable {
 struct UnitHandle: Sendable {
     let connection: NIOLoopBound<UnitConnection>
 
-    func send(event line: [UInt8]) {
+    func send(event line: ByteBuffer) {
         let connection = connection
-        connection.eventLoop.execute { connection.value.send(event: line) }
+        if connection.eventLoop.inEventLoop {
+            connection.value.send(event: line)
+        } else {
+            connection.eventLoop.execute { connection.value.send(event: line) }
+        }
     }
 
     func close(reason: String) {

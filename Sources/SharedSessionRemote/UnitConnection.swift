@@ -114,12 +114,10 @@ final class UnitConnection: ChannelInboundHandler {
 
     // MARK: From other threads (through UnitHandle)
 
-    func send(event line: [UInt8]) {
+    func send(event line: ByteBuffer) {
         guard case .open = phase, let context else { return }
         if context.channel.isWritable {
-            var buffer = context.channel.allocator.buffer(capacity: line.count)
-            buffer.writeBytes(line)
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(line), promise: nil)
         } else {
             lostEvents += 1
         }
