@@ -30,7 +30,7 @@ public struct UnitCredentials: Sendable, Hashable, CustomStringConvertible {
 ///
 /// The host decides each connection's owner name: a unit asks for one in its hello, and the policy
 /// accepts it, gives another, or refuses. Whatever name it gives, the host's per-unit limits for that
-/// name (``SessionPolicy/unitLimits``) apply to the unit as to an in-process one, and only one
+/// name (`SessionPolicy/unitLimits`) apply to the unit as to an in-process one, and only one
 /// connection holds a name at a time, so a unit cannot act under another unit's name.
 public struct RemoteAccessPolicy: Sendable {
     /// The user ids allowed to connect: by default only the host's own user.

@@ -38,7 +38,7 @@ public final class RemoteLease: Sendable, CustomStringConvertible {
 
     /// Releases the lease on the host and waits until the host has applied it.
     ///
-    /// - Throws: ``SessionError`` with code `connectionLost` if the connection is gone (the host gave
+    /// - Throws: `SessionError` with code `connectionLost` if the connection is gone (the host gave
     ///   the lease back when it closed).
     public func release() throws(SessionError) {
         // A second release goes to the host too, which records it as ignored, as in-process.

@@ -1,10 +1,10 @@
 public import SharedSession
 import Synchronization
 
-/// The ``OverlayAudioDelegate`` contract over a ``RemoteSession``: an SDK written against the
+/// The `OverlayAudioDelegate` contract over a ``RemoteSession``: an SDK written against the
 /// delegate protocol works out of process without a change.
 ///
-/// It keeps the rules of the in-process ``OverlayAudioBridge``: each `prepareAudioSession(for:)` holds
+/// It keeps the rules of the in-process `OverlayAudioBridge`: each `prepareAudioSession(for:)` holds
 /// a session lease and each `requestAudioDucking()` a duck lease on the host, under the connection's
 /// owner name; a disable call releases the most recent of its kind; an unbalanced disable is ignored
 /// (the host records a `releaseIgnored` event). Each call returns once the host applied it. If the
@@ -29,10 +29,10 @@ public final class RemoteOverlayDelegate: OverlayAudioDelegate, Sendable {
     }
 
     /// Lowers the main video only while `source` is active, as
-    /// ``OverlayAudioBridge/requestVoiceActivityDucking(following:)`` does; undone by
+    /// `OverlayAudioBridge/requestVoiceActivityDucking(following:)` does; undone by
     /// ``disableAudioDucking()``.
     ///
-    /// - Throws: ``SessionError`` as the host's session throws it (`unknownStream`, `limitExceeded`), or
+    /// - Throws: `SessionError` as the host's session throws it (`unknownStream`, `limitExceeded`), or
     ///   `connectionLost`.
     public func requestVoiceActivityDucking(following source: ActivitySource) throws(SessionError) {
         let lease = try session.duck(.followActivity(source, level: nil))

@@ -1,6 +1,6 @@
 import Foundation
 public import SharedSession
-public import SharedSessionRecording
+import SharedSessionRecording
 
 #if canImport(Glibc)
     import Glibc
@@ -8,7 +8,7 @@ public import SharedSessionRecording
 
 /// The line protocol between a ``SessionServer`` and a ``RemoteSession``: one JSON object per line
 /// (`\n`), in the coding of SharedSessionRecording. The session's inputs travel as a recording writes
-/// them (``SessionInput``'s JSON form), and events, errors and snapshots likewise, so a recording of a
+/// them (`SessionInput`'s JSON form), and events, errors and snapshots likewise, so a recording of a
 /// host with remote units replays like any other.
 ///
 /// A unit sends:
@@ -33,7 +33,7 @@ public enum RemoteProtocol {
     /// The socket a host serves on by default: `$XDG_RUNTIME_DIR/sharedsession-<name>.sock`, or
     /// `/run/user/<uid>/…` when the variable is not set.
     ///
-    /// - Throws: ``SessionError`` with code `invalidValue` if `name` is empty or holds a `/`.
+    /// - Throws: `SessionError` with code `invalidValue` if `name` is empty or holds a `/`.
     public static func defaultSocketPath(name: String) throws(SessionError) -> String {
         guard !name.isEmpty, !name.contains("/") else {
             throw SessionError(
@@ -47,7 +47,7 @@ public enum RemoteProtocol {
 
     /// Reads one line a unit sent (without its newline): the door a fuzzer or a test calls.
     ///
-    /// - Throws: ``SessionError`` with code `protocolViolation` naming what is wrong: a line over
+    /// - Throws: `SessionError` with code `protocolViolation` naming what is wrong: a line over
     ///   ``maximumLineLength``, not JSON, not an object, no known message in it, or a message whose
     ///   fields are malformed.
     public static func decodeUnitLine(_ line: some Collection<UInt8>) throws(SessionError) -> UnitMessage {
@@ -81,7 +81,7 @@ public enum RemoteProtocol {
 
     /// Reads one line the host sent (without its newline).
     ///
-    /// - Throws: ``SessionError`` with code `protocolViolation` naming what is wrong.
+    /// - Throws: `SessionError` with code `protocolViolation` naming what is wrong.
     public static func decodeHostLine(_ line: some Collection<UInt8>) throws(SessionError) -> HostMessage {
         let object = try envelope(line, from: "host")
         let data = Data(line)

@@ -5,7 +5,7 @@ import Synchronization
 
 /// A unit's side of a session served by a ``SessionServer`` in another process: leases, ducks of
 /// every style, the snapshot and the event stream, as `SharedSession` gives them in-process, and
-/// ``makeDelegate()`` for an SDK written against ``OverlayAudioDelegate``.
+/// ``makeDelegate()`` for an SDK written against `OverlayAudioDelegate`.
 ///
 /// Every call is one round trip on the socket (tens of microseconds on an idle machine) and returns
 /// when the host has applied it, so the host's state is what an in-process call would have left. Do
@@ -39,7 +39,7 @@ public final class RemoteSession: Sendable {
 
     /// Connects to the server at `path` as `owner`, and waits for its welcome.
     ///
-    /// - Throws: ``SessionError`` with code `accessRefused` if the host refused the unit (another
+    /// - Throws: `SessionError` with code `accessRefused` if the host refused the unit (another
     ///   user, a name its policy does not allow or already connected, another protocol version: the
     ///   message names both), or `connectionLost` if nothing answers at `path` within `timeout`.
     public init(path: String, owner: String, timeout: Duration = .seconds(5)) throws(SessionError) {
@@ -89,9 +89,9 @@ public final class RemoteSession: Sendable {
         }
     }
 
-    /// Asks for a session of `type`, as ``SharedSession/acquire(_:owner:)`` does in-process.
+    /// Asks for a session of `type`, as `SharedSession/acquire(_:owner:)` does in-process.
     ///
-    /// - Throws: ``SessionError`` as `acquire` throws it on the host (`activationRefused`,
+    /// - Throws: `SessionError` as `acquire` throws it on the host (`activationRefused`,
     ///   `limitExceeded`), `limitExceeded` when the unit holds the host's limit of leases, or
     ///   `connectionLost`.
     public func acquire(_ type: AudioSessionType) throws(SessionError) -> RemoteLease {
@@ -100,10 +100,10 @@ public final class RemoteSession: Sendable {
         return RemoteLease(id: id, kind: .session(granted ?? type), session: self)
     }
 
-    /// Asks for a duck or pause of the main stream, as ``SharedSession/duck(_:)`` does in-process:
-    /// every ``DuckStyle`` (a level, a pause, following voice activity) and a maximum hold.
+    /// Asks for a duck or pause of the main stream, as `SharedSession/duck(_:)` does in-process:
+    /// every `DuckStyle` (a level, a pause, following voice activity) and a maximum hold.
     ///
-    /// - Throws: ``SessionError`` as `duck(_:)` throws it on the host (`invalidValue`,
+    /// - Throws: `SessionError` as `duck(_:)` throws it on the host (`invalidValue`,
     ///   `unknownStream`, `limitExceeded`), or `connectionLost`.
     public func duck(_ style: DuckStyle = .duck(level: nil), maximumHold: Duration? = nil) throws(SessionError)
         -> RemoteLease
@@ -116,7 +116,7 @@ public final class RemoteSession: Sendable {
 
     /// The session's state on the host now.
     ///
-    /// - Throws: ``SessionError`` with code `connectionLost`.
+    /// - Throws: `SessionError` with code `connectionLost`.
     public func snapshot() throws(SessionError) -> SessionSnapshot {
         let reply = try call(.snapshot)
         guard case .snapshot(let snapshot) = reply else { throw unexpected(reply) }
@@ -139,7 +139,7 @@ public final class RemoteSession: Sendable {
         channel.close(promise: nil)
     }
 
-    /// An ``OverlayAudioDelegate`` over this connection, for an SDK written against the contract.
+    /// An `OverlayAudioDelegate` over this connection, for an SDK written against the contract.
     public func makeDelegate() -> RemoteOverlayDelegate { RemoteOverlayDelegate(session: self) }
 
     deinit { channel.close(promise: nil) }

@@ -8,7 +8,7 @@ import Synchronization
     import Glibc
 #endif
 
-/// Serves a ``SharedSession`` to units in other processes on a Unix domain socket.
+/// Serves a `SharedSession` to units in other processes on a Unix domain socket.
 ///
 /// The socket is made in the user's runtime directory (``RemoteProtocol/defaultSocketPath(name:)``)
 /// with mode 0600. Each connection says hello with the protocol version and the owner name it asks
@@ -62,7 +62,7 @@ public final class SessionServer: Sendable {
 
     /// Serves `session` at `$XDG_RUNTIME_DIR/sharedsession-<name>.sock`.
     ///
-    /// - Throws: ``SessionError`` with code `fileError` if the socket cannot be made (another host
+    /// - Throws: `SessionError` with code `fileError` if the socket cannot be made (another host
     ///   serves there, the directory is missing).
     public convenience init(
         session: SharedSession, name: String, access: RemoteAccessPolicy = .sameUser(), limits: Limits = Limits()
@@ -73,7 +73,7 @@ public final class SessionServer: Sendable {
 
     /// Serves `session` at the socket `path`.
     ///
-    /// - Throws: ``SessionError`` with code `fileError` if the socket cannot be made.
+    /// - Throws: `SessionError` with code `fileError` if the socket cannot be made.
     public init(
         session: SharedSession, path: String, access: RemoteAccessPolicy = .sameUser(), limits: Limits = Limits()
     ) throws(SessionError) {

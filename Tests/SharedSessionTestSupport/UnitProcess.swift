@@ -1,5 +1,5 @@
 import Foundation
-package import SharedSession
+import SharedSession
 
 #if canImport(Glibc)
     import Glibc
