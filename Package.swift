@@ -16,10 +16,13 @@ let package = Package(
         .library(name: "SharedSessionTesting", targets: ["SharedSessionTesting"]),
         .library(name: "SharedSessionPipeWire", targets: ["SharedSessionPipeWire"]),
         .library(name: "SharedSessionMedia", targets: ["SharedSessionMedia"]),
+        .library(name: "SharedSessionRemote", targets: ["SharedSessionRemote"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
+        // Only SharedSessionRemote uses it: the core and the other products never resolve NIO into an app.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -84,7 +87,7 @@ let package = Package(
             path: "Tests/CRealtimeProbe"
         ),
         // What the test targets share: the offline scene, the probe's switches, whether every test
-        // must run (CI), seeded noise. Not a product: users never see it.
+        // must run (CI), seeded noise, the remote-unit process driver. Not a product: users never see it.
         .target(
             name: "SharedSessionTestSupport",
             dependencies: ["SharedSession", "SharedSessionTesting", "CRealtimeProbe"],
@@ -119,7 +122,33 @@ let package = Package(
             name: "SharedSessionPipeWireTests",
             dependencies: [
                 "SharedSession", "SharedSessionPipeWire", "SharedSessionMedia", "SharedSessionTesting",
-                "SharedSessionTestSupport", "CRealtimeProbe",
+                "SharedSessionTestSupport", "CRealtimeProbe", "SharedSessionRemote", "remote-unit",
+            ],
+            swiftSettings: strict
+        ),
+        // A session served to units in other processes over a Unix socket: NIO stays out of the core.
+        .target(
+            name: "SharedSessionRemote",
+            dependencies: [
+                "SharedSession", "SharedSessionRecording",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        // The unit the remote tests spawn as a real process: it connects, follows a script of calls
+        // read from its arguments and stdin, and reports what it saw on stdout.
+        .executableTarget(
+            name: "remote-unit",
+            dependencies: ["SharedSession", "SharedSessionRemote"],
+            path: "Tests/RemoteUnit",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SharedSessionRemoteTests",
+            dependencies: [
+                "SharedSession", "SharedSessionRemote", "SharedSessionRecording", "SharedSessionTesting",
+                "SharedSessionTestSupport", "remote-unit",
             ],
             swiftSettings: strict
         ),

@@ -34,6 +34,7 @@ let package = Package(
             dependencies: [
                 .product(name: "SharedSession", package: "SharedSession"),
                 .product(name: "SharedSessionPipeWire", package: "SharedSession"),
+                .product(name: "SharedSessionRemote", package: "SharedSession"),
                 "CHeap",
             ],
             path: "Sources/EngineLoad",

@@ -319,6 +319,8 @@ def write(out, target):
     else:
         md.append("No fault summary: see `.build/results/faults.err`.\n")
 
+    md += remote_section(out)
+
     analysis = Path(__file__).with_name("analysis.md")
     if bench:
         md.append("## 5. Coordination cost (in-process, ordo-one/benchmark)\n")
@@ -405,6 +407,65 @@ def write(out, target):
     Path(target).write_text("\n".join(md) + "\n")
 
 
+def remote_section(out):
+    """The lines of the section on a unit in another process, from remote.txt; [] without it."""
+    path = out / "remote.txt"
+    if not path.exists():
+        return []
+    text = path.read_text()
+
+    def values(name):
+        return [float(v) for v in re.findall(rf"^{name} (\S+)", text, re.M)]
+
+    def cell(name):
+        v = values(name)
+        return f"{median(v):.2f} / {max(v):.2f} ms (n = {len(v)})" if v else "–"
+
+    quantum = re.search(r"^remote-quantum-ms (\S+)", text, re.M)
+    md = ["## 4b. A unit in another process (SharedSessionRemote)\n"]
+    md.append(
+        "Each figure beside its in-process twin, measured in the same run (`engine-load remote`), median / worst. "
+        "The unit is a second process connected over the Unix socket of a `SessionServer`; heard figures come from "
+        "the sink's monitor recording (centre of the first 10 ms window past the threshold, recording positions), "
+        f"quantum {quantum.group(1) if quantum else '?'} ms. The in-process twin of a killed unit is an "
+        "`OverlayAudioBridge` torn down by its host.\n"
+    )
+    md.append("| figure | in-process | remote unit |")
+    md.append("| --- | --- | --- |")
+    md.append(
+        f"| duck call → granted (the caller's own clock) | {cell('remote-inprocess-call-ms')} | {cell('remote-unit-call-ms')} |"
+    )
+    md.append(
+        f"| duck call → −19 dB heard | {cell('remote-inprocess-duck-heard-ms')} | {cell('remote-unit-duck-heard-ms')} |"
+    )
+    md.append(
+        f"| unit gone (teardown call / SIGKILL reaped) → duck released on the host | "
+        f"{cell('remote-teardown-released-ms')} | {cell('remote-kill-released-ms')} |"
+    )
+    md.append(
+        f"| unit gone → restore heard starting | {cell('remote-teardown-restore-heard-ms')} | "
+        f"{cell('remote-kill-restore-heard-ms')} |"
+    )
+    md.append(
+        "\nConnected units (offline engine, one process holding N connections, each a unit of its own with a duck "
+        "in-process or connected remotely): the host's resident memory added, the host's own `duck(owner:)` call → "
+        "return (median of 200), and one remote unit's `duck()` round trip with the others connected.\n"
+    )
+    md.append("| units | in-process memory | remote memory (host) | host duck in-process | host duck with N remote | remote unit's duck |")
+    md.append("| --- | --- | --- | --- | --- | --- |")
+    for line in re.findall(r"^remote-units (.*)", text, re.M):
+        parts = line.split()
+        count = parts[0]
+        fields = dict(zip(parts[1::2], parts[2::2]))
+        md.append(
+            f"| {count} | {fields.get('inprocess-kib')} KiB | {fields.get('remote-kib')} KiB | "
+            f"{fields.get('inprocess-host-duck-us')} µs | {fields.get('remote-host-duck-us')} µs | "
+            f"{fields.get('remote-unit-duck-us')} µs |"
+        )
+    md.append("")
+    return md
+
+
 def check(out):
     failed = False
     for name in ("xruns-floor.txt", "xruns-pw-play.txt", "xruns-churn.txt"):
@@ -436,5 +497,7 @@ def check(out):
 if __name__ == "__main__":
     if sys.argv[1] == "--check-xruns":
         check(Path(sys.argv[2]))
+    elif sys.argv[1] == "--remote-section":
+        print("\n".join(remote_section(Path(sys.argv[2]))))
     else:
         write(Path(sys.argv[1]), sys.argv[2])

@@ -39,6 +39,7 @@ let package = Package(
                 .product(name: "SharedSessionPipeWire", package: "SharedSession"),
                 .product(name: "SharedSessionMedia", package: "SharedSession"),
                 .product(name: "SharedSessionTesting", package: "SharedSession"),
+                .product(name: "SharedSessionRemote", package: "SharedSession"),
                 "CCairo",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -57,10 +58,21 @@ let package = Package(
             path: "Sources/watch-party",
             swiftSettings: strict
         ),
+        // The voice-chat SDK as a helper process (a scene's "voice-join" with "process": true): it joins
+        // the host's session through SharedSessionRemote and calls OverlayAudioDelegate over the socket.
+        .executableTarget(
+            name: "watch-party-voice-helper",
+            dependencies: [
+                .product(name: "SharedSession", package: "SharedSession"),
+                .product(name: "SharedSessionRemote", package: "SharedSession"),
+            ],
+            path: "Sources/voice-helper",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "WatchPartyKitTests",
             dependencies: [
-                "WatchPartyKit",
+                "WatchPartyKit", "watch-party-voice-helper",
                 .product(name: "SharedSession", package: "SharedSession"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -24,6 +24,11 @@
 //   engine-load faults STREAMS ROUNDS  kills and restarts the private daemon ROUNDS times under
 //                                      playback with a duck held; prints one "fault-round" line per
 //                                      round and a "fault-summary" line.
+//   engine-load remote TRIALS          a unit in another process (SharedSessionRemote) beside its
+//                                      in-process twin: duck call → granted and → -19 dB heard,
+//                                      SIGKILL → duck released and → restore heard (in-process: an
+//                                      OverlayAudioBridge torn down), then memory and duck latency with
+//                                      1, 100 and 1000 units connected (offline engine). "remote-…" lines.
 //
 // The daemon must be the private one of Scripts/pipewire-headless (faults restarts it through that
 // script, found beside this package).
@@ -665,6 +670,17 @@ case "faults":
             "fault-summary rounds \(rounds) back \(silenceMs.count) silence-median-ms \(median(silenceMs)) silence-worst-ms \(format(silenceMs.max() ?? -1)) daemon-restart-median-ms \(median(restartMs)) after-ready-median-ms \(median(afterReadyMs)) after-ready-worst-ms \(format(afterReadyMs.max() ?? -1)) wrong-gain \(wrongGain) leases-before \(leasesBefore) leases-after \(leasesAfter) fds-before \(fdsBefore) fds-after \(fdsAfter) nodes-before \(nodesBefore) nodes-after \(nodesAfter) rss-kib-before \(rssBefore) rss-kib-warm \(rssWarm) rss-kib-after \(rssAfter) heap-kib-before \(heapBefore) heap-kib-warm \(heapWarm) heap-kib-after \(heapAfter)"
         )
     } catch {
+        fail("\(error)")
+    }
+
+case "remote":
+    do { try remoteBenchmark(trials: number(1, "TRIALS")) } catch { fail("\(error)") }
+
+case "remote-unit":
+    do { try remoteUnitChild(path: arguments.count > 1 ? arguments[1] : "") } catch { fail("\(error)") }
+
+case "remote-many":
+    do { try remoteManyChild(path: arguments.count > 1 ? arguments[1] : "", count: number(2, "UNITS")) } catch {
         fail("\(error)")
     }
 

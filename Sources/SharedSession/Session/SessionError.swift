@@ -25,6 +25,8 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
             case invalidRecording
             case mediaUnreadable
             case noAudioTrack
+            case protocolViolation
+            case accessRefused
         }
 
         private let base: Base
@@ -71,6 +73,13 @@ public struct SessionError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let mediaUnreadable = Code(.mediaUnreadable)
         /// A media file has no audio track to play.
         public static let noAudioTrack = Code(.noAudioTrack)
+
+        /// A line between a remote unit and its host broke the protocol: malformed JSON, a line over the
+        /// length limit, an unknown message, an input a unit may not send, or another owner's lease.
+        public static let protocolViolation = Code(.protocolViolation)
+        /// A session server refused a connection: another user, an owner name the host's policy does not
+        /// allow or already connected, a protocol version it does not speak, or too many units.
+        public static let accessRefused = Code(.accessRefused)
 
         public var description: String { base.rawValue }
     }

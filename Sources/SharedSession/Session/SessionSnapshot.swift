@@ -39,6 +39,35 @@ public struct SessionSnapshot: Sendable, Hashable {
     /// When the snapshot was taken, for lease ages.
     public let takenAt: ContinuousClock.Instant
 
+    /// A snapshot of these values (`package`: SharedSessionRecording reads one back from its JSON form).
+    package init(
+        activeConfiguration: SessionConfiguration?, leases: [LeaseInfo], ducks: [DuckInfo], mainVolume: Float,
+        duckFactor: Float, mainGain: Float, hostWantsPlayback: Bool, isMainPaused: Bool,
+        interruption: InterruptionPhase, isSuspended: Bool, isInBackground: Bool, isOtherAudioPlaying: Bool,
+        secondaryAudioShouldBeSilencedHint: Bool, isBackgroundMusicMuted: Bool, currentRoute: String?,
+        streams: [StreamInfo], isEngineConnected: Bool, quantum: Int, takenAt: ContinuousClock.Instant
+    ) {
+        self.activeConfiguration = activeConfiguration
+        self.leases = leases
+        self.ducks = ducks
+        self.mainVolume = mainVolume
+        self.duckFactor = duckFactor
+        self.mainGain = mainGain
+        self.hostWantsPlayback = hostWantsPlayback
+        self.isMainPaused = isMainPaused
+        self.interruption = interruption
+        self.isSuspended = isSuspended
+        self.isInBackground = isInBackground
+        self.isOtherAudioPlaying = isOtherAudioPlaying
+        self.secondaryAudioShouldBeSilencedHint = secondaryAudioShouldBeSilencedHint
+        self.isBackgroundMusicMuted = isBackgroundMusicMuted
+        self.currentRoute = currentRoute
+        self.streams = streams
+        self.isEngineConnected = isEngineConnected
+        self.quantum = quantum
+        self.takenAt = takenAt
+    }
+
     /// Whether the session is active.
     public var isActive: Bool { activeConfiguration != nil }
     /// Whether an interruption is in progress.

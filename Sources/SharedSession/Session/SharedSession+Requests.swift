@@ -75,14 +75,18 @@ extension SharedSession {
         }
     }
 
-    func unitReleased(owner: String, reason: String, sessions: Int, ducks: Int) {
+    /// Records that a unit gave back everything it held, after its leases were released: a bridge's
+    /// teardown, or a remote unit's connection closing (`package`: SharedSessionRemote's server).
+    package func unitReleased(owner: String, reason: String, sessions: Int, ducks: Int) {
         logger.notice(
             "unit released",
             metadata: ["owner": "\(owner)", "reason": "\(reason)", "sessions": "\(sessions)", "ducks": "\(ducks)"])
         submit(.unitReleased(owner: owner, reason: reason))
     }
 
-    func ignoredRelease(owner: String, what: String, cause: EventCause) {
+    /// Records a release with nothing to release (`package`: SharedSessionRemote's server reports a
+    /// remote unit's unbalanced disable calls through it).
+    package func ignoredRelease(owner: String, what: String, cause: EventCause) {
         logger.warning("release ignored: nothing to release", metadata: ["owner": "\(owner)", "what": "\(what)"])
         submit(.ignoredRelease(owner: owner, what: what, cause: cause))
     }

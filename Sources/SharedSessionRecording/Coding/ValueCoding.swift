@@ -123,13 +123,13 @@ extension SessionError.Code: Codable, RecordedField {
 }
 
 /// Writes a value that is one string or one number.
-private func encodeValue(_ value: some Encodable, _ encoder: any Encoder) throws {
+func encodeValue(_ value: some Encodable, _ encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
     try container.encode(value)
 }
 
 /// The one of `all` that the decoder's string names.
-private func lookUp<T>(_ decoder: any Decoder, in all: [T], by key: (T) -> String, type: String) throws -> T {
+func lookUp<T>(_ decoder: any Decoder, in all: [T], by key: (T) -> String, type: String) throws -> T {
     try lookUp(try decoder.singleValueContainer().decode(String.self), decoder, in: all, by: key, type: type)
 }
 

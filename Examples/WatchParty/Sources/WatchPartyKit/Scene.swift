@@ -71,8 +71,13 @@ public struct Scene: Sendable {
         case feedStart(Media, duck: Bool)
         /// Social-feed SDK: the clip ends; its duck and session are given back.
         case feedStop
-        /// Watch-party SDK: the voice chat joins: a voice session, a duck and the far end's voice.
-        case voiceJoin(Media)
+        /// Watch-party SDK: the voice chat joins: a voice session, a duck and the far end's voice. With
+        /// `helperProcess`, the SDK runs in a helper process of its own and reaches the session through
+        /// SharedSessionRemote.
+        case voiceJoin(Media, helperProcess: Bool)
+        /// Watch-party SDK: its helper process is killed (SIGKILL) mid-call; the host gives back what it
+        /// held when its connection closes.
+        case voiceCrash
         /// Watch-party SDK: the voice chat leaves.
         case voiceLeave
         /// A notification sound plays once, optionally ducking the movie while it sounds.
@@ -113,7 +118,7 @@ public struct Scene: Sendable {
         var all = [movie]
         for cue in cues {
             switch cue.action {
-            case .feedStart(let media, _), .voiceJoin(let media), .notification(let media, _): all.append(media)
+            case .feedStart(let media, _), .voiceJoin(let media, _), .notification(let media, _): all.append(media)
             default: break
             }
         }
@@ -133,6 +138,7 @@ extension Scene.Action {
         case .feedStop: "feed-stop"
         case .voiceJoin: "voice-join"
         case .voiceLeave: "voice-leave"
+        case .voiceCrash: "voice-crash"
         case .notification: "notification"
         case .otherAudio(let playing): playing ? "other-audio-start" : "other-audio-stop"
         case .background: "background"
@@ -155,8 +161,9 @@ extension Scene.Action {
         case .seek(let time): "host: seek to \(Scene.format(Float(time))) s"
         case .feedStart(_, let duck): duck ? "feed clip + duck" : "feed clip"
         case .feedStop: "feed clip ends"
-        case .voiceJoin: "voice chat joins"
+        case .voiceJoin(_, let helper): helper ? "voice chat joins (helper process)" : "voice chat joins"
         case .voiceLeave: "voice chat leaves"
+        case .voiceCrash: "voice helper killed"
         case .notification: "notification"
         case .otherAudio(let playing): playing ? "other app plays" : "other app stops"
         case .background: "background"

@@ -215,7 +215,7 @@ private struct SceneReader {
     static let actions: [String: [String]] = [
         "play": [], "pause": [], "volume": ["value"], "seek": ["to"],
         "feed-start": ["file", "volume", "partials", "duck"], "feed-stop": [],
-        "voice-join": ["file", "volume", "partials"], "voice-leave": [],
+        "voice-join": ["file", "volume", "partials", "process"], "voice-leave": [], "voice-crash": [],
         "notification": ["file", "volume", "partials", "duck"],
         "other-audio-start": [], "other-audio-stop": [], "background": [], "foreground": [],
         "lock": [], "unlock": [], "interruption-begin": [], "interruption-end": ["shouldResume"],
@@ -288,8 +288,14 @@ private struct SceneReader {
                 } ?? true
             action = .feedStart(try media(in: fields), duck: duck)
         case "feed-stop": action = .feedStop
-        case "voice-join": action = .voiceJoin(try media(in: fields))
+        case "voice-join":
+            let process =
+                try fields.member("process").map { member throws(SceneError) in
+                    try bool(member.value, fields.field("process"))
+                } ?? false
+            action = .voiceJoin(try media(in: fields), helperProcess: process)
         case "voice-leave": action = .voiceLeave
+        case "voice-crash": action = .voiceCrash
         case "notification":
             let duck =
                 try fields.member("duck").map { member throws(SceneError) in
@@ -328,6 +334,7 @@ private struct SceneReader {
 private struct Story {
     var feed = false
     var voice = false
+    var voiceHelper = false
     var locked = false
     var interrupted = false
     var background = false
@@ -350,11 +357,17 @@ private struct Story {
         case .feedStop:
             try check(feed, "\"feed-stop\" only while a feed clip plays (\"feed-start\" first)")
             feed = false
-        case .voiceJoin:
+        case .voiceJoin(_, let helper):
             try check(!voice, "no \"voice-join\" while the voice chat is on (\"voice-leave\" first)")
             voice = true
+            voiceHelper = helper
         case .voiceLeave:
             try check(voice, "\"voice-leave\" only while the voice chat is on (\"voice-join\" first)")
+            voice = false
+        case .voiceCrash:
+            try check(
+                voice && voiceHelper,
+                "\"voice-crash\" only while a voice chat that joined with \"process\": true is on")
             voice = false
         case .lock:
             try check(!locked, "no \"lock\" while the screen is locked (\"unlock\" first)")

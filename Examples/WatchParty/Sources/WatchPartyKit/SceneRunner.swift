@@ -231,6 +231,8 @@ private final class RunState {
     let voiceBridge: OverlayAudioBridge
     var feed: StreamHandle?
     var voice: StreamHandle?
+    /// The voice-chat SDK when it joined as a helper process.
+    var voiceHelper: VoiceHelper?
     var notifications: [StreamHandle] = []
     /// Every media source opened, by stream name, to keep their decoders ahead offline and to count
     /// their underruns at the end.
@@ -504,16 +506,34 @@ private final class RunState {
             if feedBridge.heldCounts.ducks > 0 { feedBridge.disableAudioDucking() }
             feedBridge.disableAudioSession(for: .generic)
             lane("feed clip", on: false)
-        case .voiceJoin(let media):
-            try voiceBridge.prepareAudioSession(for: .voice)
-            voiceBridge.requestAudioDucking()
+        case .voiceJoin(let media, let helperProcess):
+            if helperProcess {
+                // The SDK in a process of its own: it calls the same delegate methods over the socket.
+                voiceHelper = try VoiceHelper.join(serving: session, view: view)
+            } else {
+                try voiceBridge.prepareAudioSession(for: .voice)
+                voiceBridge.requestAudioDucking()
+            }
             voice = try open(media, name: "voice", role: .communication, owner: "watch-party")
             lane("voice chat", on: true)
         case .voiceLeave:
             if let voice { fadeAndClose(voice) }
             voice = nil
-            voiceBridge.disableAudioDucking()
-            voiceBridge.disableAudioSession(for: .voice)
+            if let helper = voiceHelper {
+                try helper.leave()
+                voiceHelper = nil
+            } else {
+                voiceBridge.disableAudioDucking()
+                voiceBridge.disableAudioSession(for: .voice)
+            }
+            lane("voice chat", on: false)
+        case .voiceCrash:
+            // The far end's voice dies with the helper; its duck and voice session come back when the
+            // host sees its connection close.
+            if let voice { fadeAndClose(voice) }
+            voice = nil
+            try voiceHelper?.kill()
+            voiceHelper = nil
             lane("voice chat", on: false)
         case .notification(let media, let duck):
             let handle = try open(media, name: "notification", role: .notification, owner: "notifications")
@@ -575,6 +595,8 @@ private final class RunState {
         while feedBridge.heldCounts.generic > 0 { feedBridge.disableAudioSession(for: .generic) }
         if voiceBridge.heldCounts.ducks > 0 { voiceBridge.disableAudioDucking() }
         while voiceBridge.heldCounts.voice > 0 { voiceBridge.disableAudioSession(for: .voice) }
+        try? voiceHelper?.leave()
+        voiceHelper = nil
         movie?.close()
         if let gstreamer, gstreamer.isRunning {
             kill(gstreamer.processIdentifier, SIGKILL)

@@ -132,3 +132,30 @@ import Testing
         }
     }
 }
+
+/// The voice-chat SDK as a helper process: it joins over the socket and ducks the movie, is killed
+/// with SIGKILL mid-call, and the movie comes back; a second helper joins and leaves cleanly.
+@Suite struct VoiceHelperSceneTests {
+    @Test func aKilledVoiceHelperLeavesNoDuckBehind() throws {
+        let path = (SceneReaderTests.defaultScene as NSString).deletingLastPathComponent + "/voice-helper.json"
+        let scene = try Scene.load(path: path)
+        let run = try SceneRunner(
+            scene: scene, engine: .offline, view: LiveView(style: .quiet), logger: Logger(label: "test")
+        ).run()
+        var checked = 0
+        for mark in run.marks {
+            for (name, expected) in mark.expected {
+                let measured = try #require(mark.measured[name], "\(name) was not measured at \"\(mark.label)\"")
+                let comment = Comment(
+                    rawValue: "\(name) at \"\(mark.label)\": \(MarkCheck.format(measured)) dBFS, "
+                        + "the scene expects \(MarkCheck.format(expected))")
+                #expect(MarkCheck.matches(measured, expected, tolerance: 0.1), comment)
+                checked += 1
+            }
+        }
+        #expect(checked == 7)
+        let events = run.events.map { "\($0.what) \($0.detail) ← \($0.cause)" }
+        #expect(events.contains { $0.contains("its connection closed") }, "the crash, as the session told it")
+        #expect(events.contains { $0.contains("it left") }, "the clean leave")
+    }
+}

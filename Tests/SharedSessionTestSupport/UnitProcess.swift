@@ -1,0 +1,152 @@
+import Foundation
+import SharedSession
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `remote-unit` executable, built by the package beside the test binary, run as a real process:
+/// commands to its stdin, its answers read from its stdout with a deadline that fails loudly.
+package final class UnitProcess {
+    package let pid: Int32
+    private let input: Int32
+    private let output: Int32
+    private var pending: [UInt8] = []
+    package private(set) var reaped = false
+    /// When `waitpid` returned for it.
+    package private(set) var reapedAt: ContinuousClock.Instant?
+
+    package static let executable: String = {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let path = String(decoding: buffer[0..<max(count, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (path as NSString).deletingLastPathComponent + "/remote-unit"
+    }()
+
+    /// Starts the unit with `arguments`; `prefix` runs it through another program first (`setpriv ...`).
+    package init(_ arguments: [String], prefix: [String] = []) throws {
+        var toChild: [Int32] = [0, 0]
+        var fromChild: [Int32] = [0, 0]
+        guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else {
+            throw SessionError(code: .fileError, message: "pipe failed: errno \(errno)")
+        }
+        // Only the dup2'd ends reach the child: no other unit inherits a pipe it would keep open.
+        for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        let argv = prefix + [Self.executable] + arguments
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for pointer in cArguments { free(pointer) } }
+        var child = pid_t()
+        let result = posix_spawnp(&child, argv[0], &actions, nil, &cArguments, environ)
+        close(toChild[0])
+        close(fromChild[1])
+        guard result == 0 else {
+            close(toChild[1])
+            close(fromChild[0])
+            throw SessionError(code: .fileError, message: "cannot start \(argv[0]): errno \(result)")
+        }
+        pid = child
+        input = toChild[1]
+        output = fromChild[0]
+    }
+
+    /// Writes one command line.
+    package func send(_ command: String) {
+        let bytes = Array((command + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+    }
+
+    /// The next line the unit printed, waiting at most `timeout`; throws when none came.
+    package func line(timeout: Duration = .seconds(10)) throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let newline = pending.firstIndex(of: 10) {
+                defer { pending.removeSubrange(...newline) }
+                return String(decoding: pending[..<newline], as: UTF8.self)
+            }
+            let left = deadline - .now
+            guard left > .zero else {
+                throw SessionError(code: .connectionLost, message: "unit \(pid) printed nothing within \(timeout)")
+            }
+            var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(
+                left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+            guard poll(&poller, 1, max(milliseconds, 1)) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(output, &buffer, buffer.count)
+            guard count > 0 else {
+                throw SessionError(code: .connectionLost, message: "unit \(pid) closed its output")
+            }
+            pending += buffer[0..<count]
+        }
+    }
+
+    /// Sends `command` and returns the answer line.
+    @discardableResult
+    package func ask(_ command: String, timeout: Duration = .seconds(10)) throws -> String {
+        send(command)
+        return try line(timeout: timeout)
+    }
+
+    /// Sends `command` to a `--raw` unit and returns the first line the host sent that is not an event.
+    package func answer(_ command: String, timeout: Duration = .seconds(10)) throws -> String {
+        send(command)
+        return try nextAnswer(timeout: timeout)
+    }
+
+    /// The next line of a `--raw` unit that is not an event.
+    package func nextAnswer(timeout: Duration = .seconds(10)) throws -> String {
+        while true {
+            let line = try line(timeout: timeout)
+            if !line.hasPrefix(#"host {"event""#) { return line }
+        }
+    }
+
+    /// SIGKILL; returns when the kernel has reaped the process (its sockets are closed by then).
+    package func kill() {
+        _ = Glibc.kill(pid, SIGKILL)
+        reap()
+    }
+
+    /// Waits for the process to end.
+    @discardableResult
+    package func reap() -> Int32 {
+        guard !reaped else { return 0 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        reapedAt = .now
+        reaped = true
+        return status
+    }
+
+    deinit {
+        if !reaped {
+            _ = Glibc.kill(pid, SIGKILL)
+            reap()
+        }
+        close(input)
+        close(output)
+    }
+}
+
+/// A socket path of its own for each test.
+package func socketPath(_ name: String) -> String {
+    "/tmp/ss-remote-\(getpid())-\(name).sock"
+}
+
+/// Waits until `condition` holds, failing loudly at the deadline.
+package func waitUntil(
+    _ what: String, timeout: Duration = .seconds(5), _ condition: () throws -> Bool
+) throws {
+    let deadline = ContinuousClock.now + timeout
+    while try !condition() {
+        guard ContinuousClock.now < deadline else {
+            throw SessionError(code: .connectionLost, message: "timed out after \(timeout) waiting for \(what)")
+        }
+        usleep(200)
+    }
+}
