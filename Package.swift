@@ -125,7 +125,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedSessionMediaTests",
-            dependencies: ["SharedSession", "SharedSessionMedia", "CRealtimeProbe"],
+            dependencies: ["SharedSession", "SharedSessionMedia", "SharedSessionTesting", "CRealtimeProbe"],
             swiftSettings: strict
         ),
     ]

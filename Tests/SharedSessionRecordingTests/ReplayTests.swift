@@ -49,8 +49,8 @@ final class RecordedRun {
 
 /// The main stream's level in dB (relative to the source's full level) over the 10 ms before
 /// `frame`: 480 frames, ten whole periods of the 1 kHz sine.
-func level(_ stem: [Float], before frame: Int, fullScale: Float) -> Float {
-    Float(max(-90, meter.rms(stem, frames: (frame - 480)..<frame) - LevelMeter.decibels(Double(fullScale))))
+func level(_ stem: [Float], before frame: Int, fullScale: Float) throws -> Float {
+    Float(max(-90, try meter.rms(stem, frames: (frame - 480)..<frame) - LevelMeter.decibels(Double(fullScale))))
 }
 
 @Suite("Sessions that can be replayed")
@@ -157,8 +157,8 @@ struct ReplayTests {
         #expect(result.levels.allSatisfy { $0.matched })
         // The stand-in is a constant 1: its stem is the gain; the recorded sine's level is measured.
         for mark in run.marks {
-            let recorded = level(run.mainStem, before: mark, fullScale: 0.5 / Float(2).squareRoot())
-            let replayed = level(result.rendered.stems[result.mainStreams[0]]!, before: mark, fullScale: 1)
+            let recorded = try level(run.mainStem, before: mark, fullScale: 0.5 / Float(2).squareRoot())
+            let replayed = try level(result.rendered.stem(result.mainStreams[0]), before: mark, fullScale: 1)
             #expect(
                 abs(recorded - replayed) < 0.1, "at frame \(mark): recorded \(recorded) dB, replayed \(replayed) dB")
         }
@@ -179,7 +179,7 @@ struct ReplayTests {
         }
         let result = try replayer.run()
         #expect(result.matched)
-        let replayed = result.rendered.stems[result.mainStreams[0]]!
+        let replayed = try result.rendered.stem(result.mainStreams[0])
         #expect(replayed.count == run.mainStem.count)
         let largest = zip(replayed, run.mainStem).map { abs($0 - $1) }.max() ?? 1
         #expect(largest < 1e-6)
