@@ -268,4 +268,27 @@ struct ReplayTests {
         #expect(result.levels.first?.matched == false)
         #expect(abs((result.levels.first?.difference ?? 0) - 9.54) < 0.01)
     }
+
+    @Test("a replayed level 1 dB off the recorded one is a mismatch; 0.05 dB off is within the 0.1 dB promise")
+    func levelToleranceIsATenthOfADecibel() throws {
+        let run = try RecordedRun()
+        let duck = run.session.duck(owner: "chat")
+        try run.render(300)
+        duck.release()
+        try run.render(300)
+        let recording = try run.finish()
+        func firstLevel(decibelsOff offset: Double) throws -> LevelComparison {
+            let level = Float(0.1 * LevelMeter.amplitude(decibels: offset))
+            let edited = SessionRecording(
+                sampleRate: recording.sampleRate, channels: recording.channels,
+                policy: try SessionPolicy(duckLevel: level), entries: recording.entries)
+            return try #require(try SessionReplayer(edited).run().levels.first)
+        }
+        let oneDecibel = try firstLevel(decibelsOff: 1)
+        #expect(abs((oneDecibel.difference ?? 0) - 1) < 0.01)
+        #expect(!oneDecibel.matched, "a level 1 dB off must not pass the replay")
+        let twentieth = try firstLevel(decibelsOff: 0.05)
+        #expect(abs((twentieth.difference ?? 0) - 0.05) < 0.01)
+        #expect(twentieth.matched)
+    }
 }
