@@ -136,6 +136,12 @@ struct LevelMeterTests {
         #expect(try rendered.stem(main.id) == rendered.stems[main.id])
         let other = #expect(throws: MeasurementError.self) { try rendered.stem(StreamID(rawValue: 99)) }
         #expect(other?.code == .missingStem)
+        // A stem shorter than the render (an engine that dropped frames) is refused, not measured.
+        let short = RenderedAudio(
+            frames: rendered.frames, mix: rendered.mix, stems: [main.id: Array(rendered.mix.dropLast(2))])
+        #expect((#expect(throws: MeasurementError.self) { try short.stem(main) })?.code == .wrongLength)
+        let nothing = RenderedAudio(frames: 0, mix: [], stems: [main.id: []])
+        #expect((#expect(throws: MeasurementError.self) { try nothing.stem(main) })?.code == .noAudio)
         main.close()
         let afterClose = try engine.render(duration: .milliseconds(10))
         #expect((#expect(throws: MeasurementError.self) { try afterClose.stem(main) })?.code == .missingStem)

@@ -25,6 +25,8 @@ struct DefaultTimingTests {
     static let activityHoldMilliseconds = 300
     /// A voice-activity duck comes back over 400 ms after the hold.
     static let activityReleaseMilliseconds = 400
+    /// A pause fades out, and a resume fades in, over 5 ms: no click, and no audible fade.
+    static let declickFrames = 240
 
     static let full: Float = 0.5
     static var ducked: Float { full * Float(LevelMeter.amplitude(decibels: duckDecibels)) }
@@ -145,6 +147,27 @@ struct DefaultTimingTests {
         Self.expectRamp(
             around, from: 0, to: Self.full, start: Self.frames(100), length: Self.frames(Self.restoreFadeMilliseconds),
             end: around.count, "volume up")
+    }
+}
+
+extension DefaultTimingTests {
+    @Test("a pause fades out over 5 ms and the resume fades in over 5 ms, measured across both calls")
+    func pauseAndResumeDeclick() throws {
+        let scene = try OfflineScene(signal: .constant)
+        var stem = try scene.engine.render(duration: .milliseconds(100), quantum: 480).stem(scene.main)
+        scene.session.pause()
+        stem += try scene.engine.render(duration: .milliseconds(100), quantum: 480).stem(scene.main)
+        scene.session.play()
+        stem += try scene.engine.render(duration: .milliseconds(100), quantum: 480).stem(scene.main)
+        let envelope = Self.left(stem)
+        Self.expectRamp(
+            Array(envelope[..<Self.frames(200)]), from: Self.full, to: 0, start: Self.frames(100),
+            length: Self.declickFrames, end: Self.frames(200), "pause")
+        let around = Array(envelope[Self.frames(150)...])
+        Self.expectRamp(
+            around, from: 0, to: Self.full, start: Self.frames(50), length: Self.declickFrames, end: around.count,
+            "resume")
+        #expect(try meter.isSilent(stem, frames: (Self.frames(100) + Self.declickFrames)..<Self.frames(200)))
     }
 }
 
