@@ -20,7 +20,7 @@ public import SharedSession
 /// }
 /// ```
 ///
-/// It keeps the `OverlayAudioDelegate` contract itself (``subject()`` runs it through
+/// It keeps the `OverlayAudioDelegate` contract itself (``subject(expectedDuckLevel:)`` runs it through
 /// ``OverlayAudioConformance``): sessions are counted per type, voice wins over generic, ducks stack
 /// without compounding, unbalanced undos are ignored (and recorded). Every method may be called from
 /// any thread.

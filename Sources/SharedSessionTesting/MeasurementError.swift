@@ -2,7 +2,7 @@ public import SharedSession
 
 /// Why a measurement of rendered audio was refused: it would have measured nothing (or less than was
 /// asked), and a check on nothing passes — a silence check on a stem that went missing, a click check
-/// on a range past the end. ``LevelMeter``'s methods and ``SharedSession/RenderedAudio/stem(_:)``
+/// on a range past the end. ``LevelMeter``'s methods and `RenderedAudio.stem(_:)`
 /// throw it; under Swift Testing or XCTest a thrown error fails the test with this description.
 public struct MeasurementError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was wrong.
@@ -60,7 +60,8 @@ extension RenderedAudio {
         return stem
     }
 
-    /// The stem of the stream `handle` opened, required: see ``stem(_:)-(StreamID)``.
+    /// The stem of the stream `handle` opened, required: the stem of `handle.id`, which must be there
+    /// and hold every frame rendered.
     public func stem(_ handle: StreamHandle) throws(MeasurementError) -> [Float] {
         try stem(handle.id)
     }
