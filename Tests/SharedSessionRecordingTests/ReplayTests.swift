@@ -32,7 +32,7 @@ final class RecordedRun {
     /// Renders `milliseconds` in quanta of 1024 frames and marks the end.
     func render(_ milliseconds: Int = 600) throws {
         let rendered = try engine.offline.render(duration: .milliseconds(milliseconds), quantum: 1024)
-        mainStem += rendered.stems[main.id] ?? [Float](repeating: 0, count: rendered.frames * 2)
+        mainStem += try rendered.stem(main)
         marks.append(engine.offline.framesRendered)
         if let gain = engine.offline.currentGain(of: main.id) {
             recorder.recordLevels([main.id: gain], label: "mark \(marks.count)")
