@@ -154,8 +154,19 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedSessionMediaTests",
-            dependencies: ["SharedSession", "SharedSessionMedia", "CRealtimeProbe"],
+            dependencies: ["SharedSession", "SharedSessionMedia", "SharedSessionTesting", "CRealtimeProbe"],
             swiftSettings: strict
         ),
     ]
 )
+
+// Scripts/mutate builds only what the offline suites need, in its own scratch path: with
+// SHAREDSESSION_OFFLINE_ONLY=1 the PipeWire product, its C targets, its tests and the example that
+// uses it are left out, so a mutated core rebuilds in a fraction of the time.
+if Context.environment["SHAREDSESSION_OFFLINE_ONLY"] == "1" {
+    let online: Set<String> = [
+        "SharedSessionPipeWire", "CPipeWire", "CPipeWireShim", "SharedSessionPipeWireTests", "minimal-host",
+    ]
+    package.targets.removeAll { online.contains($0.name) }
+    package.products.removeAll { online.contains($0.name) }
+}

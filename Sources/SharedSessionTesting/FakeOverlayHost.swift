@@ -20,7 +20,7 @@ public import SharedSession
 /// }
 /// ```
 ///
-/// It keeps the `OverlayAudioDelegate` contract itself (``subject()`` runs it through
+/// It keeps the `OverlayAudioDelegate` contract itself (``subject(expectedDuckLevel:)`` runs it through
 /// ``OverlayAudioConformance``): sessions are counted per type, voice wins over generic, ducks stack
 /// without compounding, unbalanced undos are ignored (and recorded). Every method may be called from
 /// any thread.
@@ -252,14 +252,20 @@ public final class FakeOverlayHost: OverlayAudioDelegate, Sendable {
     }
 
     /// This host as an ``OverlayAudioConformance/Subject``: the kit checks the fake keeps the contract
-    /// it stands in for.
-    public func subject() -> OverlayAudioConformance.Subject {
+    /// it stands in for, with ducks expected at `expectedDuckLevel` (the test's own number, not read
+    /// from the fake). The fake has no engine: what it would tell one is its own active session and
+    /// effective volume, never paused.
+    public func subject(expectedDuckLevel: Float) -> OverlayAudioConformance.Subject {
         OverlayAudioConformance.Subject(
-            delegate: self, duckLevel: duckLevel,
+            delegate: self, duckLevel: expectedDuckLevel,
             observe: { [self] in
                 let type = activeType
                 return OverlayAudioConformance.Observation(
                     isActive: type != nil, activeType: type, mainVolume: mainVolume)
+            },
+            observeEngine: { [self] in
+                OverlayAudioConformance.EngineObservation(
+                    isActive: activeType != nil, mainGain: mainVolume, mainPaused: false)
             },
             setHostVolume: { [self] in hostVolume = $0 })
     }

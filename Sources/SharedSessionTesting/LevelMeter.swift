@@ -17,10 +17,15 @@ public import SharedSession
 ///
 /// ```swift
 /// let meter = LevelMeter()
-/// let stem = try engine.render(duration: .milliseconds(600)).stems[main.id] ?? []
-/// #expect(abs(meter.rms(stem, lastMilliseconds: 100) - (-29.03)) <= 0.1)   // a 0.5 sine ducked 20 dB
-/// #expect(meter.largestStep(stem) < 0.07)                                   // no click
+/// let stem = try engine.render(duration: .milliseconds(600)).stem(main)      // throws if it is missing
+/// #expect(abs(try meter.rms(stem, lastMilliseconds: 100) - (-29.03)) <= 0.1)   // a 0.5 sine ducked 20 dB
+/// #expect(try meter.largestStep(stem) < 0.07)                                   // no click
 /// ```
+///
+/// A measurement never passes on nothing: every measuring method throws a ``MeasurementError`` when
+/// the audio holds no frame, or when the frames asked for are empty or reach outside the audio
+/// (``MeasurementError/Code/noAudio``, ``MeasurementError/Code/rangeOutsideAudio``), so a stem that
+/// went missing or came back short fails the test instead of reading as silent or click-free.
 public struct LevelMeter: Sendable, Hashable {
     /// The level reported for digital silence (and the floor of every level): −180 dBFS.
     public static let silence: Double = -180
@@ -77,11 +82,31 @@ public struct LevelMeter: Sendable, Hashable {
 
     // MARK: levels
 
-    /// The RMS amplitude (linear, 0…1 for in-range audio) of the measured channel over `frames`;
-    /// 0 for an empty range.
-    public func rmsAmplitude(_ samples: [Float], frames: Range<Int>? = nil) -> Double {
-        let range = clamp(frames, in: samples)
-        guard !range.isEmpty else { return 0 }
+    /// The frames a measurement reads: all of `samples` for nil, else `frames`, which must lie within
+    /// them. Throws rather than measure nothing.
+    public func measured(_ frames: Range<Int>?, in samples: [Float]) throws(MeasurementError) -> Range<Int> {
+        let all = 0..<frameCount(samples)
+        guard !all.isEmpty else {
+            throw MeasurementError(
+                code: .noAudio,
+                message: "the audio holds no frame (\(samples.count) samples of \(channels) channels): a missing or "
+                    + "empty stem; check that the stream was open and the engine rendered")
+        }
+        guard let frames else { return all }
+        guard !frames.isEmpty, frames.lowerBound >= 0, frames.upperBound <= all.upperBound else {
+            throw MeasurementError(
+                code: .rangeOutsideAudio,
+                message: "frames \(frames) are empty or reach outside the audio's \(all.count) frames; "
+                    + "render longer or measure a range inside what was rendered")
+        }
+        return frames
+    }
+
+    /// The RMS amplitude (linear, 0…1 for in-range audio) of the measured channel over `frames`.
+    ///
+    /// - Throws: ``MeasurementError`` for audio with no frame or a range that is empty or reaches outside it.
+    public func rmsAmplitude(_ samples: [Float], frames: Range<Int>? = nil) throws(MeasurementError) -> Double {
+        let range = try measured(frames, in: samples)
         var sum = 0.0
         for frame in range {
             let value = Double(samples[frame &* channels &+ channel])
@@ -91,34 +116,36 @@ public struct LevelMeter: Sendable, Hashable {
     }
 
     /// The RMS level in dBFS of the measured channel over `frames` (a 0.5 sine: −9.03 dBFS).
-    public func rms(_ samples: [Float], frames: Range<Int>? = nil) -> Double {
-        Self.decibels(rmsAmplitude(samples, frames: frames))
+    public func rms(_ samples: [Float], frames: Range<Int>? = nil) throws(MeasurementError) -> Double {
+        Self.decibels(try rmsAmplitude(samples, frames: frames))
     }
 
-    /// The RMS level in dBFS of the last `milliseconds` of `samples`.
-    public func rms(_ samples: [Float], lastMilliseconds milliseconds: Double) -> Double {
-        rms(samples, frames: last(milliseconds: milliseconds, of: samples))
+    /// The RMS level in dBFS of the last `milliseconds` of `samples`, which must hold that much.
+    public func rms(_ samples: [Float], lastMilliseconds milliseconds: Double) throws(MeasurementError) -> Double {
+        let count = frameCount(samples)
+        return try rms(samples, frames: (count - frames(milliseconds: milliseconds))..<count)
     }
 
-    /// The largest absolute sample (linear) of the measured channel over `frames`; 0 for an empty range.
-    public func peakAmplitude(_ samples: [Float], frames: Range<Int>? = nil) -> Double {
+    /// The largest absolute sample (linear) of the measured channel over `frames`.
+    public func peakAmplitude(_ samples: [Float], frames: Range<Int>? = nil) throws(MeasurementError) -> Double {
         var peak: Float = 0
-        for frame in clamp(frames, in: samples) { peak = max(peak, abs(samples[frame &* channels &+ channel])) }
+        for frame in try measured(frames, in: samples) { peak = max(peak, abs(samples[frame &* channels &+ channel])) }
         return Double(peak)
     }
 
     /// The peak level in dBFS of the measured channel over `frames` (a 0.5 sine: −6.02 dBFS).
-    public func peak(_ samples: [Float], frames: Range<Int>? = nil) -> Double {
-        Self.decibels(peakAmplitude(samples, frames: frames))
+    public func peak(_ samples: [Float], frames: Range<Int>? = nil) throws(MeasurementError) -> Double {
+        Self.decibels(try peakAmplitude(samples, frames: frames))
     }
 
     /// The level in dBFS of the `frequency` component of the measured channel over `frames`, by the
     /// Goertzel algorithm: the amplitude of that sine (a full-scale sine is 0 dB, a 0.5 sine −6.02 dB),
     /// blind to other tones. Exact for windows that hold whole cycles of `frequency` (10 ms holds 10
     /// cycles of 1 kHz); other tones leak into it unless the window holds whole cycles of them too.
-    public func toneLevel(_ samples: [Float], frequency: Double, frames: Range<Int>? = nil) -> Double {
-        let range = clamp(frames, in: samples)
-        guard !range.isEmpty else { return Self.silence }
+    public func toneLevel(
+        _ samples: [Float], frequency: Double, frames: Range<Int>? = nil
+    ) throws(MeasurementError) -> Double {
+        let range = try measured(frames, in: samples)
         return Self.decibels(toneAmplitude(samples, frequency: frequency, channel: channel, frames: range))
     }
 
@@ -139,9 +166,8 @@ public struct LevelMeter: Sendable, Hashable {
 
     /// The RMS level in dBFS over `frames` of every channel together (every interleaved sample, as
     /// sox's "RMS lev dB" reads a file): for audio whose channels differ, such as a decoded soundtrack.
-    public func rmsOfAllChannels(_ samples: [Float], frames: Range<Int>? = nil) -> Double {
-        let range = clamp(frames, in: samples)
-        guard !range.isEmpty else { return Self.silence }
+    public func rmsOfAllChannels(_ samples: [Float], frames: Range<Int>? = nil) throws(MeasurementError) -> Double {
+        let range = try measured(frames, in: samples)
         var sum = 0.0
         for index in (range.lowerBound &* channels)..<(range.upperBound &* channels) {
             let value = Double(samples[index])
@@ -153,10 +179,13 @@ public struct LevelMeter: Sendable, Hashable {
     /// The RMS level in dBFS of only the sine partials at `frequencies` over `frames`, averaged over
     /// every channel: one voice read out of a mix, as long as the voices sit at different frequencies.
     /// Each partial's amplitude A comes from a Goertzel filter and adds A²/2 of power; over a window
-    /// that holds whole cycles of every tone present, other partials add nothing.
-    public func partialsLevel(_ samples: [Float], frequencies: [Double], frames: Range<Int>? = nil) -> Double {
-        let range = clamp(frames, in: samples)
-        guard !range.isEmpty, !frequencies.isEmpty else { return Self.silence }
+    /// that holds whole cycles of every tone present, other partials add nothing. No frequencies:
+    /// ``silence``.
+    public func partialsLevel(
+        _ samples: [Float], frequencies: [Double], frames: Range<Int>? = nil
+    ) throws(MeasurementError) -> Double {
+        let range = try measured(frames, in: samples)
+        guard !frequencies.isEmpty else { return Self.silence }
         var power = 0.0
         for channel in 0..<channels {
             for frequency in frequencies {
@@ -170,20 +199,30 @@ public struct LevelMeter: Sendable, Hashable {
     /// The ``toneLevel(_:frequency:frames:)`` of consecutive windows of `window` frames, one every
     /// `hop` frames, over `frames`: a level-against-time curve. Each element is the window's first
     /// frame and its level.
+    ///
+    /// - Throws: ``MeasurementError`` also when `window` or `hop` is not positive or `frames` holds
+    ///   less than one window: a curve of no point would pass any check on its points.
     public func toneLevels(
         _ samples: [Float], frequency: Double, window: Int, hop: Int, frames: Range<Int>? = nil
-    ) -> [(frame: Int, level: Double)] {
-        let range = clamp(frames, in: samples)
-        guard window > 0, hop > 0 else { return [] }
-        return stride(from: range.lowerBound, through: range.upperBound - window, by: hop).map {
-            ($0, toneLevel(samples, frequency: frequency, frames: $0..<($0 + window)))
+    ) throws(MeasurementError) -> [(frame: Int, level: Double)] {
+        let range = try measured(frames, in: samples)
+        guard window > 0, hop > 0, range.count >= window else {
+            throw MeasurementError(
+                code: .rangeOutsideAudio,
+                message: "windows of \(window) frames every \(hop) do not fit in frames \(range); "
+                    + "give a positive window and hop and at least one window of audio")
         }
+        var levels: [(frame: Int, level: Double)] = []
+        for start in stride(from: range.lowerBound, through: range.upperBound - window, by: hop) {
+            levels.append((start, try toneLevel(samples, frequency: frequency, frames: start..<(start + window))))
+        }
+        return levels
     }
 
     /// Whether every sample of every channel over `frames` is exactly 0: digital silence, not just
-    /// quiet (an empty range is silent).
-    public func isSilent(_ samples: [Float], frames: Range<Int>? = nil) -> Bool {
-        let range = clamp(frames, in: samples)
+    /// quiet. No audio is not silence: it throws.
+    public func isSilent(_ samples: [Float], frames: Range<Int>? = nil) throws(MeasurementError) -> Bool {
+        let range = try measured(frames, in: samples)
         return samples[(range.lowerBound &* channels)..<(range.upperBound &* channels)].allSatisfy { $0 == 0 }
     }
 
@@ -191,10 +230,14 @@ public struct LevelMeter: Sendable, Hashable {
 
     /// The largest difference between consecutive samples of the measured channel over `frames`. A
     /// sine of amplitude A at f Hz never steps more than 2πfA/sampleRate, so a gap, a jump or an
-    /// unramped gain change shows as a larger step.
-    public func largestStep(_ samples: [Float], frames: Range<Int>? = nil) -> Float {
-        let range = clamp(frames, in: samples)
-        guard range.count > 1 else { return 0 }
+    /// unramped gain change shows as a larger step. One frame has no step: it throws, as no audio does.
+    public func largestStep(_ samples: [Float], frames: Range<Int>? = nil) throws(MeasurementError) -> Float {
+        let range = try measured(frames, in: samples)
+        guard range.count > 1 else {
+            throw MeasurementError(
+                code: .rangeOutsideAudio,
+                message: "a step needs two frames, frames \(range) hold one; measure a longer range")
+        }
         var largest: Float = 0
         for frame in (range.lowerBound + 1)..<range.upperBound {
             largest = max(
@@ -204,13 +247,17 @@ public struct LevelMeter: Sendable, Hashable {
     }
 
     /// The first frame in `frames` whose sample is at or below `threshold`, if any.
-    public func firstFrame(_ samples: [Float], atOrBelow threshold: Float, frames: Range<Int>? = nil) -> Int? {
-        clamp(frames, in: samples).first { samples[$0 &* channels &+ channel] <= threshold }
+    public func firstFrame(
+        _ samples: [Float], atOrBelow threshold: Float, frames: Range<Int>? = nil
+    ) throws(MeasurementError) -> Int? {
+        try measured(frames, in: samples).first { samples[$0 &* channels &+ channel] <= threshold }
     }
 
     /// The first frame in `frames` whose sample is at or above `threshold`, if any.
-    public func firstFrame(_ samples: [Float], atOrAbove threshold: Float, frames: Range<Int>? = nil) -> Int? {
-        clamp(frames, in: samples).first { samples[$0 &* channels &+ channel] >= threshold }
+    public func firstFrame(
+        _ samples: [Float], atOrAbove threshold: Float, frames: Range<Int>? = nil
+    ) throws(MeasurementError) -> Int? {
+        try measured(frames, in: samples).first { samples[$0 &* channels &+ channel] >= threshold }
     }
 
     /// The end of the first window of `window` frames (stepping `hop` frames) in `frames` where the
@@ -219,8 +266,8 @@ public struct LevelMeter: Sendable, Hashable {
     public func firstWindowEnd(
         _ samples: [Float], frequency: Double, atOrBelow threshold: Double, window: Int = 480, hop: Int = 48,
         frames: Range<Int>? = nil
-    ) -> Int? {
-        toneLevels(samples, frequency: frequency, window: window, hop: hop, frames: frames)
+    ) throws(MeasurementError) -> Int? {
+        try toneLevels(samples, frequency: frequency, window: window, hop: hop, frames: frames)
             .first { $0.level <= threshold }.map { $0.frame + window }
     }
 
@@ -230,8 +277,8 @@ public struct LevelMeter: Sendable, Hashable {
     public func firstWindowEnd(
         _ samples: [Float], frequency: Double, atOrAbove threshold: Double, window: Int = 480, hop: Int = 48,
         frames: Range<Int>? = nil
-    ) -> Int? {
-        toneLevels(samples, frequency: frequency, window: window, hop: hop, frames: frames)
+    ) throws(MeasurementError) -> Int? {
+        try toneLevels(samples, frequency: frequency, window: window, hop: hop, frames: frames)
             .first { $0.level >= threshold }.map { $0.frame + window }
     }
 }

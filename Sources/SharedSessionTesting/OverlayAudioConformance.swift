@@ -14,9 +14,16 @@ import Synchronization
 /// throws a ``ConformanceError`` listing every broken rule by name, and ``check(_:make:)`` returns the
 /// failures for a report. Each rule runs on a fresh subject from `make`.
 ///
+/// After every step the kit checks two views: what the implementation reports (``Observation``) and
+/// what the engine was told (``EngineObservation``: the configuration activated, the gain and the
+/// pause sent to the main video's stream). An implementation that keeps its counts right but never
+/// sends the gain, or pauses the movie instead of ducking it, fails the rule where the engine's view
+/// differs. The duck level the rules expect is the one the test's author gives the subject, never
+/// one read from the policy under test.
+///
 /// ```swift
 /// @Test func myDelegateKeepsTheContract() throws {
-///     try OverlayAudioConformance.verify { OverlayAudioConformance.Subject.bridge() }
+///     try OverlayAudioConformance.verify { try .bridge(expectedDuckLevel: 0.1) }   // −20 dB
 /// }
 /// ```
 public enum OverlayAudioConformance {
@@ -41,35 +48,77 @@ public enum OverlayAudioConformance {
         }
     }
 
+    /// What the engine (or the player) was told, as the kit checks it after each call: the sound a
+    /// user would hear, whatever the implementation's own state says.
+    public struct EngineObservation: Sendable, Hashable, CustomStringConvertible {
+        /// Whether the engine holds an activated configuration (activated, not deactivated since).
+        public var isActive: Bool
+        /// The gain last sent to the main video's stream (the host's volume × any duck).
+        public var mainGain: Float
+        /// Whether the main video's stream was told to pause.
+        public var mainPaused: Bool
+
+        /// Creates an observation of the engine.
+        public init(isActive: Bool, mainGain: Float, mainPaused: Bool) {
+            self.isActive = isActive
+            self.mainGain = mainGain
+            self.mainPaused = mainPaused
+        }
+
+        /// What `engine` was last told: its active configuration, and the gain and pause of `main`
+        /// (gain 0 and paused if the stream is not open on it).
+        public init(_ engine: RecordingEngine, main: StreamID) {
+            self.init(
+                isActive: engine.activeConfiguration != nil, mainGain: engine.gains[main] ?? 0,
+                mainPaused: engine.paused[main] ?? true)
+        }
+
+        public var description: String {
+            "engine \(isActive ? "active" : "inactive"), main stream told gain \(mainGain)"
+                + (mainPaused ? ", paused" : "")
+        }
+    }
+
     /// One implementation under test, with the means to watch it.
     public struct Subject {
         /// The implementation the SDK would call.
         public var delegate: any OverlayAudioDelegate
         /// Reads the host's state after the calls have taken effect.
         public var observe: () -> Observation
+        /// Reads what the engine (or player) was told after the calls have taken effect.
+        public var observeEngine: () -> EngineObservation
         /// Sets the host's own main-video volume (the user moving the volume slider).
         public var setHostVolume: (Float) -> Void
-        /// The duck level the host uses (0.1 for −20 dB, as in the StreamLayer sample).
+        /// The duck level the test's author expects (0.1 for −20 dB, as in the StreamLayer sample):
+        /// the rules check the main video at volume × this level while ducked.
         public var duckLevel: Float
 
-        /// Describes a subject.
+        /// Describes a subject. `duckLevel` is the level the test expects a duck to reach, given by
+        /// the test's author: read from the policy under test, a changed level would pass unseen.
         public init(
-            delegate: any OverlayAudioDelegate, duckLevel: Float = 0.1,
-            observe: @escaping () -> Observation, setHostVolume: @escaping (Float) -> Void
+            delegate: any OverlayAudioDelegate, duckLevel: Float,
+            observe: @escaping () -> Observation, observeEngine: @escaping () -> EngineObservation,
+            setHostVolume: @escaping (Float) -> Void
         ) {
             self.delegate = delegate
             self.observe = observe
+            self.observeEngine = observeEngine
             self.setHostVolume = setHostVolume
             self.duckLevel = duckLevel
         }
 
-        /// An `OverlayAudioBridge` over a new `SharedSession` on a ``RecordingEngine``: the reference
-        /// implementation, and an example of wiring a subject.
-        public static func bridge(policy: SessionPolicy = .default) -> Subject {
-            let session = SharedSession(engine: RecordingEngine(), policy: policy)
+        /// An `OverlayAudioBridge` over a new `SharedSession` on a ``RecordingEngine`` with a main
+        /// stream open: the reference implementation, and an example of wiring a subject. The kit
+        /// expects a duck to reach `expectedDuckLevel` (for `policy`'s default duck level).
+        ///
+        /// - Throws: what opening the main stream throws (``SessionError``).
+        public static func bridge(policy: SessionPolicy = .default, expectedDuckLevel: Float) throws -> Subject {
+            let engine = RecordingEngine()
+            let session = SharedSession(engine: engine, policy: policy)
+            let main = try session.openMainStream(source: try PCMBufferSource(samples: [0, 0], loops: true))
             let bridge = OverlayAudioBridge(session: session, owner: "conformance")
             return Subject(
-                delegate: bridge, duckLevel: policy.duckLevel,
+                delegate: bridge, duckLevel: expectedDuckLevel,
                 observe: {
                     let snapshot = session.snapshot
                     let type: AudioSessionType? = snapshot.activeConfiguration.map {
@@ -77,6 +126,7 @@ public enum OverlayAudioConformance {
                     }
                     return Observation(isActive: snapshot.isActive, activeType: type, mainVolume: snapshot.mainGain)
                 },
+                observeEngine: { EngineObservation(engine, main: main.id) },
                 setHostVolume: { session.mainVolume = $0 })
         }
     }
@@ -177,12 +227,26 @@ extension OverlayAudioConformance {
             } else if seen.isActive {
                 fail("after \(step): expected inactive, observed \(seen)")
             }
+            let told = subject.observeEngine()
+            if told.isActive != (type != nil) {
+                fail("after \(step): expected the engine \(type == nil ? "inactive" : "active"), it was \(told)")
+            }
         }
 
+        /// Checks the volume the implementation reports and the gain the engine was told: the same
+        /// `volume`, and the main video playing (a duck is not a pause).
         private mutating func expect(volume: Float, after step: String) {
             let seen = subject.observe().mainVolume
-            if abs(seen - volume) > max(1e-4, volume * 1e-3) {
+            let tolerance = max(1e-4, volume * 1e-3)
+            if abs(seen - volume) > tolerance {
                 fail("after \(step): expected main volume \(volume), observed \(seen)")
+            }
+            let told = subject.observeEngine()
+            if abs(told.mainGain - volume) > tolerance {
+                fail("after \(step): expected the engine told gain \(volume) for the main video, it was \(told)")
+            }
+            if told.mainPaused {
+                fail("after \(step): expected the main video playing at \(volume), the engine was told to pause it")
             }
         }
 

@@ -1,6 +1,7 @@
 import Foundation
 import SharedSession
 import SharedSessionMedia
+import SharedSessionTesting
 import Testing
 
 /// A media file as the session's main stream, rendered by the offline engine and measured in the mix.
@@ -21,7 +22,7 @@ struct EngineTests {
             var stem: [Float] = []
             for _ in 0..<(milliseconds / 100) {
                 movie.waitUntilBuffered()
-                stem += try engine.render(duration: .milliseconds(100), quantum: 1024).stems[main.id] ?? []
+                stem += try engine.render(duration: .milliseconds(100), quantum: 1024).stem(main.id)
             }
             return stem
         }
@@ -64,7 +65,7 @@ struct EngineTests {
         let main = try session.openMainStream(source: movie)
 
         // No waitUntilBuffered(): two seconds at once, far faster than real time.
-        let stem = try #require(try engine.render(duration: .seconds(2), quantum: 1024).stems[main.id])
+        let stem = try engine.render(duration: .seconds(2), quantum: 1024).stem(main.id)
         #expect(movie.underrunCount == 0)
         #expect(movie.clock == .seconds(2))
         let reference = Listen.render(try MediaFileSource(path: path, startsPlaying: true), frames: 96_000)
@@ -76,7 +77,7 @@ struct EngineTests {
 
         // Right after a seek too: the new position's audio, not silence or an underrun.
         try movie.seek(to: .milliseconds(500))
-        let after = try #require(try engine.render(duration: .milliseconds(500), quantum: 1024).stems[main.id])
+        let after = try engine.render(duration: .milliseconds(500), quantum: 1024).stem(main.id)
         #expect(movie.underrunCount == 0)
         #expect(movie.clock == .seconds(1))
         #expect(abs(Listen.level(Listen.channel(after, 0)[480...]) - sineLevel) < 0.1)

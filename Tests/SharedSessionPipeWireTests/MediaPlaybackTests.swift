@@ -54,7 +54,7 @@ extension DaemonTests {
             let counted = rig.engine.processCycles - cycles
 
             let samples = rig.recorder.samples
-            let level = meter.toneLevel(samples, frequency: mainTone, frames: window(start + 480, 9600))
+            let level = try meter.toneLevel(samples, frequency: mainTone, frames: window(start + 480, 9600))
             print(
                 "[measure] movie on PipeWire: \(level) dBFS; clock +\(clockAdvance) over \(wall) of wall time; "
                     + "\(movie.underrunCount) underruns; data thread over \(counted) callbacks "

@@ -97,9 +97,9 @@ extension DaemonTests {
             // to the loaded machine (a whole graph cycle, every client's nodes alike: see BENCHMARKS.md,
             // xruns) cannot move; a stream at the wrong level moves every window.
             let windows = (0..<20).map { window(start + 480 + $0 * 480, 480) }
-            let level = Self.median(windows.map { meter.toneLevel(samples, frequency: mainTone, frames: $0) })
-            let rms = Self.median(windows.map { meter.rms(samples, frames: $0) })
-            let whole = meter.toneLevel(samples, frequency: mainTone, frames: window(start + 480, 9600))
+            let level = Self.median(try windows.map { try meter.toneLevel(samples, frequency: mainTone, frames: $0) })
+            let rms = Self.median(try windows.map { try meter.rms(samples, frames: $0) })
+            let whole = try meter.toneLevel(samples, frequency: mainTone, frames: window(start + 480, 9600))
             print(
                 "[measure] main stream: tone \(level) dBFS (median of 10 ms windows; over the 200 ms \(whole)), RMS \(rms) dBFS; quantum \(rig.engine.quantum); realtime \(rig.engine.isRealtime)"
             )
@@ -132,17 +132,17 @@ extension DaemonTests {
             let samples = rig.recorder.samples
             let end = samples.count / 2
 
-            let before = meter.toneLevel(samples, frequency: mainTone, frames: window(duckMark - 4800, 4800))
-            let ducked = meter.toneLevel(samples, frequency: mainTone, frames: window(restoreMark - 4800, 4800))
-            let restored = meter.toneLevel(samples, frequency: mainTone, frames: window(end - 4800, 4800))
+            let before = try meter.toneLevel(samples, frequency: mainTone, frames: window(duckMark - 4800, 4800))
+            let ducked = try meter.toneLevel(samples, frequency: mainTone, frames: window(restoreMark - 4800, 4800))
+            let restored = try meter.toneLevel(samples, frequency: mainTone, frames: window(end - 4800, 4800))
             let reached = try #require(
-                meter.firstWindowEnd(
+                try meter.firstWindowEnd(
                     samples, frequency: mainTone, atOrBelow: before - 19, frames: duckMark..<restoreMark))
             // Where the ramp is heard to begin, from the recording itself: the end of the first 10 ms
             // window 0.1 dB below the full level, less the 1 ms hop.
             let rampStart =
                 try #require(
-                    meter.firstWindowEnd(
+                    try meter.firstWindowEnd(
                         samples, frequency: mainTone, atOrBelow: before - 0.1, frames: duckMark..<restoreMark)) - 48
             let latency = milliseconds(reached - duckMark)
             let ramp = milliseconds(reached - rampStart)
@@ -157,7 +157,7 @@ extension DaemonTests {
             var overlayLevels: [Double] = []
             var frame = duckMark - 4800
             while frame + 4800 <= end {
-                overlayLevels.append(meter.toneLevel(samples, frequency: overlayTone, frames: window(frame, 4800)))
+                overlayLevels.append(try meter.toneLevel(samples, frequency: overlayTone, frames: window(frame, 4800)))
                 frame += 2400
             }
             #expect(overlayLevels.allSatisfy { abs($0 - overlayLevel) < 0.1 }, "overlay levels \(overlayLevels)")
@@ -200,12 +200,12 @@ extension DaemonTests {
             try await rig.recorder.record(for: .milliseconds(800))
             let samples = rig.recorder.samples
             let end = samples.count / 2 - 480
-            let step = meter.largestStep(samples, frames: start + 480..<end)
+            let step = try meter.largestStep(samples, frames: start + 480..<end)
             var lowest = 0.0
             var frame = start + 480
             while frame + 480 <= end {
                 lowest = min(
-                    lowest, meter.toneLevel(samples, frequency: mainTone, frames: window(frame, 480)) - mainLevel)
+                    lowest, try meter.toneLevel(samples, frequency: mainTone, frames: window(frame, 480)) - mainLevel)
                 frame += 240
             }
             let quanta = rig.events.all.compactMap { event -> Int? in
@@ -262,7 +262,7 @@ extension DaemonTests {
             try #require(setAfter < .milliseconds(900), "the set-param came too late to test the restore window")
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.record(for: .milliseconds(300))
-            let level = rig.recorder.mainLevelNow()
+            let level = try rig.recorder.mainLevelNow()
             print("[measure] main level after a restore-props volume of 0.1 was undone: \(level - mainLevel) dB")
             #expect(abs(level - mainLevel) < 0.1)
             #expect(!rig.events.all.contains { if case .externalVolumeChange = $0 { true } else { false } })
@@ -291,7 +291,8 @@ extension DaemonTests {
             // PipeWire's own volume is back at 1: the level in the recording is the renderer's alone.
             try await rig.recorder.record(for: .milliseconds(300))
             let mark = rig.recorder.mark()
-            let level = meter.toneLevel(rig.recorder.samples, frequency: mainTone, frames: window(mark - 4800, 4800))
+            let level = try meter.toneLevel(
+                rig.recorder.samples, frequency: mainTone, frames: window(mark - 4800, 4800))
             print("[measure] main level after PipeWire's volume was put back to 1: \(level - mainLevel) dB")
             #expect(abs(level - mainLevel) < 0.1, "level \(level)")
         }
@@ -348,7 +349,7 @@ extension DaemonTests {
             var best = -200.0
             var frame = 0
             while frame + 4800 <= frames {
-                best = max(best, meter.toneLevel(captured, frequency: 750, frames: window(frame, 4800)))
+                best = max(best, try meter.toneLevel(captured, frequency: 750, frames: window(frame, 4800)))
                 frame += 2400
             }
             print(
@@ -414,7 +415,7 @@ extension DaemonTests {
             let counted = rig.engine.processCycles - cycles
             // What the callbacks rendered while counted: the main tone in every 10 ms window, never
             // below its ducked level (gain 0.1), so the counted callbacks were playing, not idle.
-            let heard = meter.toneLevels(
+            let heard = try meter.toneLevels(
                 rig.recorder.samples, frequency: mainTone, window: 480, hop: 480,
                 frames: (countedFrom + 2 * rig.engine.quantum)..<countedTo)
             let quietest = heard.map(\.level).min() ?? LevelMeter.silence

@@ -87,7 +87,7 @@ extension DaemonTests {
             rig.engine.closeStream(overlays[0])
             let mainOnly = try await Daemon.waitForPlaybackNodes(
                 ofApplication: application, count: 1, recorder: rig.recorder)
-            let mainStill = rig.recorder.mainLevelNow()
+            let mainStill = try rig.recorder.mainLevelNow()
             print(
                 "[measure] mixed layout nodes: 6 overlays \(six), 1 overlay \(one), with a targeted overlay "
                     + "\(withTarget), none \(mainOnly); main at \(mainStill) dBFS")
@@ -121,19 +121,19 @@ extension DaemonTests {
             duck.release()
             try await rig.recorder.record(for: .milliseconds(900))
             let samples = rig.recorder.samples
-            let before = rig.mainLevel(before: duckMark)
-            let ducked = rig.mainLevel(before: releaseMark)
-            let restored = rig.mainLevel()
-            let first = rig.overlayLevel(before: duckMark)
-            let secondLevel = meter.toneLevel(
+            let before = try rig.mainLevel(before: duckMark)
+            let ducked = try rig.mainLevel(before: releaseMark)
+            let restored = try rig.mainLevel()
+            let first = try rig.overlayLevel(before: duckMark)
+            let secondLevel = try meter.toneLevel(
                 samples, frequency: secondOverlayTone, frames: window(duckMark - 4800, 4800))
             // Three uncorrelated tones: the mix's power is the sum of theirs.
-            let total = meter.rms(samples, frames: window(duckMark - 9600, 9600))
+            let total = try meter.rms(samples, frames: window(duckMark - 9600, 9600))
             let expectedTotal = 10 * log10(0.5 * 0.5 / 2 + 0.25 * 0.25 / 2 + 0.125 * 0.125 / 2)
             var overlayDrift = 0.0
             var frame = duckMark - 4800
             while frame + 4800 <= samples.count / 2 {
-                let level = meter.toneLevel(samples, frequency: overlayTone, frames: window(frame, 4800))
+                let level = try meter.toneLevel(samples, frequency: overlayTone, frames: window(frame, 4800))
                 overlayDrift = max(overlayDrift, abs(level - overlayLevel))
                 frame += 4800
             }
@@ -179,11 +179,11 @@ extension DaemonTests {
             try await rig.recorder.record(for: .milliseconds(400))
             let end = rig.recorder.mark()
             let samples = rig.recorder.samples
-            let step = meter.largestStep(samples, frames: start..<end)
-            let closedAfter = meter.toneLevel(samples, frequency: lowTone, frames: window(pauseMark - 9600, 9600))
-            let otherAfterClose = meter.toneLevel(
+            let step = try meter.largestStep(samples, frames: start..<end)
+            let closedAfter = try meter.toneLevel(samples, frequency: lowTone, frames: window(pauseMark - 9600, 9600))
+            let otherAfterClose = try meter.toneLevel(
                 samples, frequency: lowTone2, frames: window(pauseMark - 9600, 9600))
-            let silence = meter.rms(samples, frames: window(end - 9600, 9600))
+            let silence = try meter.rms(samples, frames: window(end - 9600, 9600))
             let nodes = Daemon.playbackNodes(ofApplication: "SharedSession tests")
             print(
                 "[measure] \(layout) close and pause: largest step \(step) (a cut of the 0.4 tone: up to 0.4), "
@@ -223,7 +223,8 @@ extension DaemonTests {
             }
             try await rig.recorder.record(for: .milliseconds(300))
             let mark = rig.recorder.mark()
-            let level = meter.toneLevel(rig.recorder.samples, frequency: overlayTone, frames: window(mark - 4800, 4800))
+            let level = try meter.toneLevel(
+                rig.recorder.samples, frequency: overlayTone, frames: window(mark - 4800, 4800))
             print(
                 "[measure] mixed layout: wpctl set-volume 0.5 on the bus reported as \(reported); overlay at \(level) dBFS after"
             )
@@ -247,7 +248,7 @@ extension DaemonTests {
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             let duck = rig.session.duck(owner: "feed")
             try await rig.recorder.record(for: .milliseconds(400))
-            let ducked = rig.mainLevel()
+            let ducked = try rig.mainLevel()
             let pid = try #require(Daemon.pids().pipewire, "the daemon is not the script's own: cannot kill it")
             kill(pid, SIGKILL)
             #expect(await rig.wait { if case .connectionLost = $0 { true } else { false } } != nil)
@@ -258,14 +259,14 @@ extension DaemonTests {
             try await rig.recorder.waitForTone(overlayTone, atLeast: overlayLevel - 1, timeout: .seconds(8))
             try await rig.recorder.record(for: .milliseconds(300))
             let mark = rig.recorder.mark()
-            let main = rig.mainLevel(before: mark)
-            let first = rig.overlayLevel(before: mark)
-            let secondLevel = meter.toneLevel(
+            let main = try rig.mainLevel(before: mark)
+            let first = try rig.overlayLevel(before: mark)
+            let secondLevel = try meter.toneLevel(
                 rig.recorder.samples, frequency: secondOverlayTone, frames: window(mark - 4800, 4800))
             let nodes = Daemon.playbackNodes(ofApplication: "SharedSession session tests")
             duck.release()
             try await rig.recorder.record(for: .milliseconds(700))
-            let restored = rig.mainLevel()
+            let restored = try rig.mainLevel()
             print(
                 "[measure] mixed layout daemon restart: main ducked \(ducked) -> after \(main) -> restored "
                     + "\(restored) dBFS; overlays \(first), \(secondLevel) dBFS; nodes \(nodes)")

@@ -17,7 +17,7 @@ extension SessionRig {
         try await rig.recorder.waitForTone(mainTone, atLeast: SharedSessionPipeWireTests.mainLevel - 1)
         let duck = rig.session.duck(owner: "feed")
         try await rig.recorder.record(for: .milliseconds(400))
-        let ducked = rig.mainLevel()
+        let ducked = try rig.mainLevel()
         let pid = try #require(Daemon.pids().pipewire, "the daemon is not the script's own: cannot kill it")
         let killedAt = ContinuousClock.now
         kill(pid, SIGKILL)
@@ -46,7 +46,7 @@ extension DaemonTests {
             let backMark = try await rig.recorder.waitForTone(mainTone, atLeast: ducked - 1, timeout: .seconds(8))
             let backAfter = ContinuousClock.now - killedAt
             try await rig.recorder.record(for: .milliseconds(300))
-            let afterRestart = rig.mainLevel()
+            let afterRestart = try rig.mainLevel()
             print(
                 "[measure] late session manager: daemon and WirePlumber up \(restartedAfter.milliseconds) ms after the kill, "
                     + "ducked main back in the recording \(backAfter.milliseconds) ms after it (frame \(backMark)) at \(afterRestart) dBFS"
@@ -54,7 +54,7 @@ extension DaemonTests {
             #expect(abs(afterRestart - ducked) <= 0.5, "still ducked after the restart")
             duck.release()
             try await rig.recorder.record(for: .milliseconds(700))
-            #expect(abs(rig.mainLevel() - mainLevel) <= 0.5)
+            #expect(try abs(rig.mainLevel() - mainLevel) <= 0.5)
             lease.release()
         }
     }

@@ -36,20 +36,22 @@ extension DaemonTests {
             duck.release()
             try await rig.recorder.record(for: .milliseconds(900))
             let samples = rig.recorder.samples
-            let before = rig.mainLevel(before: duckMark)
-            let ducked = rig.mainLevel(before: releaseMark)
-            let restored = rig.mainLevel()
+            let before = try rig.mainLevel(before: duckMark)
+            let ducked = try rig.mainLevel(before: releaseMark)
+            let restored = try rig.mainLevel()
             let reached = try #require(
-                meter.firstWindowEnd(
+                try meter.firstWindowEnd(
                     samples, frequency: mainTone, atOrBelow: before - 19, frames: duckMark..<releaseMark))
             let latency = milliseconds(reached - duckMark)
             // The restore as heard: where the main tone leaves the ducked level, and where it is back within
             // 0.1 dB of the level before the duck (a linear 400 ms fade from 0.1 reaches it at 395 ms).
             let end = samples.count / 2
             let restoreStart = try #require(
-                meter.firstWindowEnd(samples, frequency: mainTone, atOrAbove: ducked + 0.1, frames: releaseMark..<end))
+                try meter.firstWindowEnd(
+                    samples, frequency: mainTone, atOrAbove: ducked + 0.1, frames: releaseMark..<end))
             let restoredAt = try #require(
-                meter.firstWindowEnd(samples, frequency: mainTone, atOrAbove: before - 0.1, frames: releaseMark..<end))
+                try meter.firstWindowEnd(
+                    samples, frequency: mainTone, atOrAbove: before - 0.1, frames: releaseMark..<end))
             let restoreLatency = milliseconds(restoredAt - releaseMark)
             let restoreRamp = milliseconds(restoredAt - restoreStart)
             let quantum = Double(rig.engine.quantum) / 48
@@ -67,7 +69,7 @@ extension DaemonTests {
                 "a 400 ms fade less the queued quantum, not a jump or a stall")
             var frame = duckMark - 4800
             while frame + 4800 <= samples.count / 2 {
-                let level = meter.toneLevel(samples, frequency: overlayTone, frames: window(frame, 4800))
+                let level = try meter.toneLevel(samples, frequency: overlayTone, frames: window(frame, 4800))
                 #expect(abs(level - overlayLevel) < 0.1, "overlay at \(level) dB at frame \(frame)")
                 frame += 4800
             }
@@ -84,22 +86,22 @@ extension DaemonTests {
             _ = try rig.openMain()
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.record(for: .milliseconds(150))
-            let full = rig.mainLevel()
+            let full = try rig.mainLevel()
             let first = rig.session.duck(owner: "feed")
             try await rig.recorder.record(for: .milliseconds(400))
-            let oneDuck = rig.mainLevel() - full
+            let oneDuck = try rig.mainLevel() - full
             let second = try rig.session.duck(owner: "notification", level: 0.05)
             try await rig.recorder.record(for: .milliseconds(400))
-            let twoDucks = rig.mainLevel() - full
+            let twoDucks = try rig.mainLevel() - full
             try rig.session.setMainVolume(0.5)
             try await rig.recorder.record(for: .milliseconds(400))
-            let halfVolumeDucked = rig.mainLevel() - full
+            let halfVolumeDucked = try rig.mainLevel() - full
             second.release()
             try await rig.recorder.record(for: .milliseconds(600))
-            let backToFirst = rig.mainLevel() - full
+            let backToFirst = try rig.mainLevel() - full
             first.release()
             try await rig.recorder.record(for: .milliseconds(700))
-            let restored = rig.mainLevel() - full
+            let restored = try rig.mainLevel() - full
             print(
                 "[measure] stacked: one duck \(oneDuck) dB, two \(twoDucks) dB, volume 0.5 while ducked \(halfVolumeDucked) dB, second released \(backToFirst) dB, both released \(restored) dB"
             )
@@ -152,7 +154,7 @@ extension DaemonTests {
             try await rig.recorder.record(for: .milliseconds(700))
             let samples = rig.recorder.samples
             let end = samples.count / 2 - 480
-            let step = meter.largestStep(samples, frames: start + 480..<end)
+            let step = try meter.largestStep(samples, frames: start + 480..<end)
             print("[measure] session quantum \(initial) -> \(forced) -> \(after)")
             #expect(initial > 0)
             #expect(forced == 4096)
@@ -177,13 +179,13 @@ extension DaemonTests {
             #expect(await rig.wait { $0 == .backgroundMusicMuted(true) } != nil)
             #expect(rig.session.snapshot.secondaryAudioShouldBeSilencedHint)
             try await rig.recorder.record(for: .milliseconds(500))
-            let muted = rig.overlayLevel()
-            let main = rig.mainLevel()
+            let muted = try rig.overlayLevel()
+            let main = try rig.mainLevel()
             player.waitUntilExit()
             #expect(await rig.wait { $0 == .otherAudioChanged(isPlaying: false) } != nil)
             #expect(await rig.wait { $0 == .backgroundMusicMuted(false) } != nil)
             try await rig.recorder.record(for: .milliseconds(900))
-            let back = rig.overlayLevel()
+            let back = try rig.overlayLevel()
             print("[measure] BGM while pw-play ran: \(muted) dBFS; after: \(back) dBFS; main meanwhile \(main) dBFS")
             #expect(muted < -60)
             #expect(abs(back - overlayLevel) < 0.1)
@@ -213,10 +215,10 @@ extension DaemonTests {
             let backMark = try await rig.recorder.waitForTone(mainTone, atLeast: ducked - 1, timeout: .seconds(5))
             let audioBackAfter = ContinuousClock.now - killedAt
             try await rig.recorder.record(for: .milliseconds(300))
-            let afterReconnect = rig.mainLevel()
+            let afterReconnect = try rig.mainLevel()
             duck.release()
             try await rig.recorder.record(for: .milliseconds(700))
-            let restored = rig.mainLevel()
+            let restored = try rig.mainLevel()
             print(
                 "[measure] daemon kill: connectionLost after \(lostAfter.milliseconds) ms, "
                     + "daemon restarted after \(restartedAfter.milliseconds) ms, "
@@ -250,7 +252,7 @@ extension DaemonTests {
             var best = -200.0
             var frame = 0
             while frame + 4800 <= frames {
-                best = max(best, meter.toneLevel(captured, frequency: 750, frames: window(frame, 4800)))
+                best = max(best, try meter.toneLevel(captured, frequency: 750, frames: window(frame, 4800)))
                 frame += 2400
             }
             #expect(frames > 9600, "captured \(frames) frames")

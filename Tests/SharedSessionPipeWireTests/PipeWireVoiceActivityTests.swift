@@ -48,18 +48,18 @@ extension DaemonTests {
             // leaks into the other's reading): where the far end starts speaking, and where the movie is
             // 19 dB down.
             let speechHeard = try #require(
-                meter.firstWindowEnd(
+                try meter.firstWindowEnd(
                     samples, frequency: overlayTone, atOrAbove: overlayLevel - 1, window: 48, hop: 6,
                     frames: start..<end))
             let onset = speechHeard - 48
-            let before = rig.mainLevel(before: onset)
+            let before = try rig.mainLevel(before: onset)
             let ducked = try #require(
-                meter.firstWindowEnd(
+                try meter.firstWindowEnd(
                     samples, frequency: mainTone, atOrBelow: before - 19, window: 48, hop: 6, frames: onset..<end))
             let latency = milliseconds(ducked - onset)
-            let speaking = meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 200, 4800))
-            let shortGap = meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 620, 4800))
-            let longGap = meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 2250, 4800))
+            let speaking = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 200, 4800))
+            let shortGap = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 620, 4800))
+            let longGap = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 2250, 4800))
             print(
                 "[measure] voice-activity duck on PipeWire: main -19 dB \(latency) ms after the first syllable (attack 20 ms, quantum \(quantum) ms); speaking \(speaking - before) dB, in a 150 ms gap \(shortGap - before) dB, 1 s into a 1.3 s gap \(longGap - before) dB"
             )

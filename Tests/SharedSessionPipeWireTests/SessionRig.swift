@@ -37,22 +37,22 @@ final class SessionRig {
     }
 
     /// The main tone's level over the 100 ms before `frame` (default: now).
-    func mainLevel(before frame: Int? = nil) -> Double {
-        level(of: mainTone, before: frame ?? recorder.mark())
+    func mainLevel(before frame: Int? = nil) throws -> Double {
+        try level(of: mainTone, before: frame ?? recorder.mark())
     }
 
-    func overlayLevel(before frame: Int? = nil) -> Double {
-        level(of: overlayTone, before: frame ?? recorder.mark())
+    func overlayLevel(before frame: Int? = nil) throws -> Double {
+        try level(of: overlayTone, before: frame ?? recorder.mark())
     }
 
     /// The level of `tone` over the 100 ms before `end`: the median of its ten 10 ms windows, so one
     /// graph cycle lost to the loaded machine (a whole quantum of silence in the recording, every
     /// client's nodes alike) cannot move it, while a stream at the wrong level moves every window (as
     /// `EngineTests.mainStreamPlays` reads the main stream's level).
-    private func level(of tone: Double, before end: Int) -> Double {
+    private func level(of tone: Double, before end: Int) throws -> Double {
         let samples = recorder.samples
-        let levels = (0..<10).map {
-            meter.toneLevel(samples, frequency: tone, frames: window(end - 4800 + $0 * 480, 480))
+        let levels = try (0..<10).map {
+            try meter.toneLevel(samples, frequency: tone, frames: window(end - 4800 + $0 * 480, 480))
         }
         return DaemonTests.EngineTests.median(levels)
     }

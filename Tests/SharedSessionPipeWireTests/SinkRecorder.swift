@@ -51,7 +51,7 @@ final class SinkRecorder {
         try await record(for: settle)
         let from = mark()
         try await record(for: window)
-        return meter.rms(samples, frames: from..<(samples.count / 2))
+        return try meter.rms(samples, frames: from..<(samples.count / 2))
     }
 
     /// Waits until the last 10 ms recorded carry `frequency` at `atLeast` dBFS or more; returns the
@@ -63,7 +63,8 @@ final class SinkRecorder {
             try await Task.sleep(for: .milliseconds(20))
             poll()
             let frames = samples.count / 2
-            if frames >= 480, meter.toneLevel(samples, frequency: frequency, frames: window(frames - 480, 480)) >= level
+            if frames >= 480,
+                try meter.toneLevel(samples, frequency: frequency, frames: window(frames - 480, 480)) >= level
             {
                 return frames - 480
             }
@@ -73,9 +74,9 @@ final class SinkRecorder {
     }
 
     /// The main tone's level over the last 100 ms recorded.
-    func mainLevelNow() -> Double {
+    func mainLevelNow() throws -> Double {
         let end = mark()
-        return meter.toneLevel(samples, frequency: mainTone, frames: window(end - 4800, 4800))
+        return try meter.toneLevel(samples, frequency: mainTone, frames: window(end - 4800, 4800))
     }
 
     func stop() {

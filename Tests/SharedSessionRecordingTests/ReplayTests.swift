@@ -32,7 +32,7 @@ final class RecordedRun {
     /// Renders `milliseconds` in quanta of 1024 frames and marks the end.
     func render(_ milliseconds: Int = 600) throws {
         let rendered = try engine.offline.render(duration: .milliseconds(milliseconds), quantum: 1024)
-        mainStem += rendered.stems[main.id] ?? [Float](repeating: 0, count: rendered.frames * 2)
+        mainStem += try rendered.stem(main)
         marks.append(engine.offline.framesRendered)
         if let gain = engine.offline.currentGain(of: main.id) {
             recorder.recordLevels([main.id: gain], label: "mark \(marks.count)")
@@ -49,8 +49,8 @@ final class RecordedRun {
 
 /// The main stream's level in dB (relative to the source's full level) over the 10 ms before
 /// `frame`: 480 frames, ten whole periods of the 1 kHz sine.
-func level(_ stem: [Float], before frame: Int, fullScale: Float) -> Float {
-    Float(max(-90, meter.rms(stem, frames: (frame - 480)..<frame) - LevelMeter.decibels(Double(fullScale))))
+func level(_ stem: [Float], before frame: Int, fullScale: Float) throws -> Float {
+    Float(max(-90, try meter.rms(stem, frames: (frame - 480)..<frame) - LevelMeter.decibels(Double(fullScale))))
 }
 
 @Suite("Sessions that can be replayed")
@@ -157,8 +157,8 @@ struct ReplayTests {
         #expect(result.levels.allSatisfy { $0.matched })
         // The stand-in is a constant 1: its stem is the gain; the recorded sine's level is measured.
         for mark in run.marks {
-            let recorded = level(run.mainStem, before: mark, fullScale: 0.5 / Float(2).squareRoot())
-            let replayed = level(result.rendered.stems[result.mainStreams[0]]!, before: mark, fullScale: 1)
+            let recorded = try level(run.mainStem, before: mark, fullScale: 0.5 / Float(2).squareRoot())
+            let replayed = try level(result.rendered.stem(result.mainStreams[0]), before: mark, fullScale: 1)
             #expect(
                 abs(recorded - replayed) < 0.1, "at frame \(mark): recorded \(recorded) dB, replayed \(replayed) dB")
         }
@@ -179,7 +179,7 @@ struct ReplayTests {
         }
         let result = try replayer.run()
         #expect(result.matched)
-        let replayed = result.rendered.stems[result.mainStreams[0]]!
+        let replayed = try result.rendered.stem(result.mainStreams[0])
         #expect(replayed.count == run.mainStem.count)
         let largest = zip(replayed, run.mainStem).map { abs($0 - $1) }.max() ?? 1
         #expect(largest < 1e-6)
@@ -267,5 +267,28 @@ struct ReplayTests {
         // The first mark was taken while the duck was live: 0.1 recorded, 0.3 replayed.
         #expect(result.levels.first?.matched == false)
         #expect(abs((result.levels.first?.difference ?? 0) - 9.54) < 0.01)
+    }
+
+    @Test("a replayed level 1 dB off the recorded one is a mismatch; 0.05 dB off is within the 0.1 dB promise")
+    func levelToleranceIsATenthOfADecibel() throws {
+        let run = try RecordedRun()
+        let duck = run.session.duck(owner: "chat")
+        try run.render(300)
+        duck.release()
+        try run.render(300)
+        let recording = try run.finish()
+        func firstLevel(decibelsOff offset: Double) throws -> LevelComparison {
+            let level = Float(0.1 * LevelMeter.amplitude(decibels: offset))
+            let edited = SessionRecording(
+                sampleRate: recording.sampleRate, channels: recording.channels,
+                policy: try SessionPolicy(duckLevel: level), entries: recording.entries)
+            return try #require(try SessionReplayer(edited).run().levels.first)
+        }
+        let oneDecibel = try firstLevel(decibelsOff: 1)
+        #expect(abs((oneDecibel.difference ?? 0) - 1) < 0.01)
+        #expect(!oneDecibel.matched, "a level 1 dB off must not pass the replay")
+        let twentieth = try firstLevel(decibelsOff: 0.05)
+        #expect(abs((twentieth.difference ?? 0) - 0.05) < 0.01)
+        #expect(twentieth.matched)
     }
 }

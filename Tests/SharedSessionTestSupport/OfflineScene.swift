@@ -5,8 +5,10 @@ package import SharedSessionTesting
 package let meter = LevelMeter()
 
 /// Whether the last `milliseconds` of interleaved stereo `samples` are digital silence on both channels.
-package func isSilent(_ samples: [Float], lastMilliseconds milliseconds: Double) -> Bool {
-    meter.isSilent(samples, frames: meter.last(milliseconds: milliseconds, of: samples))
+/// Throws if `samples` holds less than `milliseconds`: a stem that went missing is not silence.
+package func isSilent(_ samples: [Float], lastMilliseconds milliseconds: Double) throws(MeasurementError) -> Bool {
+    let count = meter.frameCount(samples)
+    return try meter.isSilent(samples, frames: (count - meter.frames(milliseconds: milliseconds))..<count)
 }
 
 /// A session on an offline engine with the main stream open: a 1 kHz sine at amplitude 0.5
@@ -32,14 +34,15 @@ package struct OfflineScene {
         main = try session.openMainStream(source: source)
     }
 
-    /// Renders `milliseconds` in quanta of `quantum` and returns the main stream's stem.
+    /// Renders `milliseconds` in quanta of `quantum` and returns the main stream's stem, which must be
+    /// there and hold every frame rendered.
     package func renderMain(milliseconds: Int, quantum: Int = 1024) throws -> [Float] {
-        try engine.render(duration: .milliseconds(milliseconds), quantum: quantum).stems[main.id] ?? []
+        try engine.render(duration: .milliseconds(milliseconds), quantum: quantum).stem(main)
     }
 
     /// Level of the main stream over the last 100 ms of `milliseconds` rendered.
     package func mainLevel(after milliseconds: Int, quantum: Int = 1024) throws -> Double {
-        meter.rms(try renderMain(milliseconds: milliseconds, quantum: quantum), lastMilliseconds: 100)
+        try meter.rms(try renderMain(milliseconds: milliseconds, quantum: quantum), lastMilliseconds: 100)
     }
 }
 

@@ -7,8 +7,8 @@ import Testing
 struct FakeOverlayHostTests {
     @Test("the fake host keeps the OverlayAudioDelegate contract it stands in for")
     func conforms() throws {
-        try OverlayAudioConformance.verify { FakeOverlayHost().subject() }
-        try OverlayAudioConformance.verify { FakeOverlayHost(duckLevel: 0.25).subject() }
+        try OverlayAudioConformance.verify { FakeOverlayHost().subject(expectedDuckLevel: 0.1) }
+        try OverlayAudioConformance.verify { FakeOverlayHost(duckLevel: 0.25).subject(expectedDuckLevel: 0.25) }
     }
 
     @Test("balanced calls verify; every call is recorded in order")

@@ -116,14 +116,14 @@ struct HostControlTests {
             source: try PCMBufferSource(samples: [0.5, 0.5], loops: true))
         let duck = session.duck(owner: "feed")
         let pause = session.pauseMain(owner: "party")
-        let stem = try engine.render(duration: .milliseconds(300)).stems[ringback.id] ?? []
+        let stem = try engine.render(duration: .milliseconds(300)).stem(ringback.id)
         #expect(stem.allSatisfy { $0 == 0.5 })
         #expect(!session.snapshot.isMainPaused)
         #expect(events.kinds.contains(.limitApplied(owner: "feed", limit: .exemptStream(ringback.id))))
         #expect(events.kinds.contains(.limitApplied(owner: "party", limit: .exemptStream(ringback.id))))
         // The host's own volume still applies.
         try session.setMainVolume(0.5)
-        let lowered = try engine.render(duration: .milliseconds(500)).stems[ringback.id] ?? []
+        let lowered = try engine.render(duration: .milliseconds(500)).stem(ringback.id)
         #expect(abs(lowered.last! - 0.25) < 1e-6)
         duck.release()
         pause.release()

@@ -17,7 +17,7 @@ struct InterruptionTests {
         scene.session.mainVolume = 0.5
         #expect(scene.session.snapshot.mainVolume == 0.5)
         let silent = try scene.renderMain(milliseconds: 200)
-        #expect(isSilent(silent, lastMilliseconds: 100))
+        #expect(try isSilent(silent, lastMilliseconds: 100))
         scene.session.handle(.interruptionEnded(shouldResume: true))
         let resumed = try scene.mainLevel(after: 600)
         #expect(abs(resumed - (fullLevel + LevelMeter.decibels(0.5))) < 0.1)
@@ -35,7 +35,7 @@ struct InterruptionTests {
         #expect(reached == 4799)
         scene.session.handle(.interruptionBegan)
         // The silence comes after the 5 ms declick fade (240 frames) that plays on from frame 4800.
-        #expect(isSilent(try scene.renderMain(milliseconds: 200), lastMilliseconds: 195))
+        #expect(try isSilent(try scene.renderMain(milliseconds: 200), lastMilliseconds: 195))
         scene.session.handle(.interruptionEnded(shouldResume: true))
         let after = try scene.renderMain(milliseconds: 100)
         // Past the resume's declick the gain is 1 and each sample is its frame's index: the media
@@ -52,7 +52,7 @@ struct InterruptionTests {
         scene.session.handle(.interruptionBegan)
         scene.session.handle(.interruptionEnded(shouldResume: false))
         #expect(scene.session.snapshot.isMainPaused)
-        #expect(isSilent(try scene.renderMain(milliseconds: 200), lastMilliseconds: 50))
+        #expect(try isSilent(try scene.renderMain(milliseconds: 200), lastMilliseconds: 50))
         let lease = try scene.session.acquire(.generic, owner: "feed")
         #expect(scene.session.snapshot.isMainPaused)
         scene.session.play()
@@ -96,7 +96,7 @@ struct InterruptionTests {
         scene.session.pause()
         scene.session.handle(.interruptionEnded(shouldResume: true))
         #expect(scene.session.snapshot.isMainPaused)
-        #expect(isSilent(try scene.renderMain(milliseconds: 200), lastMilliseconds: 50))
+        #expect(try isSilent(try scene.renderMain(milliseconds: 200), lastMilliseconds: 50))
     }
 
     @Test("every begin and end reaches the events stream")

@@ -22,7 +22,7 @@ struct RealtimeRenderTests {
         let buffer = try PCMBufferSource(samples: (0..<9600).map { Float($0 % 100) / 100 }, loops: true)
         let ring = try RingBufferSource(capacity: 1 << 18)
         ring.ring.write([Float](repeating: 0.25, count: 2 * 125_000))
-        let run = KernelRun(sources: [sine, buffer, ring])
+        let run = try KernelRun(sources: [sine, buffer, ring])
         print("[measure] render kernel: \(run.summary)")
         #expect(run.callbacks == 144)
         // 4 playing rounds × 3 streams × 8 callbacks heard; the paused and the suspended round silent.
@@ -44,7 +44,7 @@ struct RealtimeRenderTests {
     func brokenKernelFailsTheProbe(fault: Fault) throws {
         try Probe.require()
         let source = try MisbehavingSource(fault)
-        let run = KernelRun(sources: [source])
+        let run = try KernelRun(sources: [source])
         print("[measure] render kernel with a source that \(fault): \(run.summary)")
         #expect(!run.isClean, "the probe missed \(fault)")
         #expect(run.audibleCallbacks == 32, "the broken kernel still rendered its tone")
@@ -256,7 +256,7 @@ struct KernelRun {
 
     static let quanta = [256, 1024, 4096, 8192, 1024, 333]
 
-    init(sources: [any AudioSource]) {
+    init(sources: [any AudioSource]) throws {
         _ = Probe.hookInstalled
         let renderers = sources.map { StreamRenderer(source: $0, gain: 1, paused: false) }
         let output = UnsafeMutablePointer<Float>.allocate(capacity: 8192 * 2)
@@ -277,9 +277,9 @@ struct KernelRun {
                     voluntarySwitches += CRealtimeProbe_voluntarySwitches() - switches
                     callbacks += 1
                     let samples = Array(UnsafeBufferPointer(start: output, count: frames * 2))
-                    let level = meter.rms(samples)
+                    let level = try meter.rms(samples)
                     if level > -40 { audibleCallbacks += 1 }
-                    if meter.isSilent(samples) && index > 0 { silentCallbacks += 1 }
+                    if try meter.isSilent(samples) && index > 0 { silentCallbacks += 1 }
                     if round != 3 && round != 4 { quietest = min(quietest, level) }
                 }
             }

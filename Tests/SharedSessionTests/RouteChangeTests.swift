@@ -23,7 +23,7 @@ struct RouteChangeTests {
                 RouteChange(reason: .oldDeviceUnavailable, previousOutput: "headphones", currentOutput: "speaker")))
         #expect(scene.session.snapshot.isMainPaused)
         #expect(delegate.kinds.contains(.mainPlaybackChanged(isPaused: true)))
-        #expect(isSilent(try scene.renderMain(milliseconds: 100), lastMilliseconds: 50))
+        #expect(try isSilent(try scene.renderMain(milliseconds: 100), lastMilliseconds: 50))
         scene.session.play()
         #expect(abs(try scene.mainLevel(after: 200) - fullLevel) < 0.1)
     }

@@ -13,6 +13,10 @@ struct VoiceActivityTests {
     static let rate = 48
     static let full: Float = 0.5
     static let ducked: Float = 0.05
+    // The default voice-activity timings, as promised (literals: never read from the policy).
+    static let attackMilliseconds = 20
+    static let holdMilliseconds = 300
+    static let releaseMilliseconds = 400
 
     /// Stereo frames: `segments` of (milliseconds, amplitude of a 300 Hz tone; 0 for silence).
     static func bursts(_ segments: [(Int, Float)]) -> [Float] {
@@ -64,7 +68,7 @@ struct VoiceActivityTests {
         let scene = try Self.scene(voice: samples)
         let duck = try scene.session.duck(
             DuckRequest(owner: "party", style: .followActivity(.stream(scene.voice.id), level: nil)))
-        let stem = try scene.engine.render(duration: .milliseconds(3000), quantum: 1024).stems[scene.main.id] ?? []
+        let stem = try scene.engine.render(duration: .milliseconds(3000), quantum: 1024).stem(scene.main.id)
 
         Self.expectLevel(stem, 0, 200, Self.full, "before any speech: untouched")
         let onset = try #require(
@@ -77,8 +81,25 @@ struct VoiceActivityTests {
         Self.expectLevel(stem, 1151, 1449, Self.ducked, "held for the hold time after the last syllable")
         Self.expectLevel(stem, 1860, 2150, Self.full, "back up after hold + release in the long gap")
         Self.expectLevel(stem, 2171, 2400, Self.ducked, "down again with the next sentence")
-        // The release is the policy's 400 ms ramp: no step larger than it allows.
-        #expect(meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
+        // The attack is the steepest change anywhere: no step larger than it allows.
+        #expect(try meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
+        // The release, measured across its boundary: from 100 ms before the hold ends to after the
+        // main is back. The last syllable ends at 1150 ms; the hold keeps it down to 1450, then the
+        // release brings it back by 1850, with no step steeper than its own ramp.
+        let lastSyllable = 1150
+        let releaseStart = lastSyllable + Self.holdMilliseconds
+        let releaseEnd = releaseStart + Self.releaseMilliseconds
+        let around = Self.frame(releaseStart - 100)..<Self.frame(releaseEnd + 100)
+        let releaseStep = (Self.full - Self.ducked) / Float(Self.frame(Self.releaseMilliseconds))
+        #expect(try meter.largestStep(stem, frames: around) <= releaseStep * 1.01)
+        let leaves = try #require(try meter.firstFrame(stem, atOrAbove: Self.ducked * 1.001, frames: around))
+        let back = try #require(try meter.firstFrame(stem, atOrAbove: Self.full * 0.9999, frames: around))
+        print(
+            "voice-activity release offline: leaves the ducked level \(leaves) (hold end \(Self.frame(releaseStart))),"
+                + " back at \(back) (release end \(Self.frame(releaseEnd)))")
+        // Within 0.5 ms: the release adds a step per frame, so it ends a few frames off its length.
+        #expect(abs(leaves - Self.frame(releaseStart)) <= 2, "the hold ends 300 ms after the last syllable")
+        #expect(abs(back - Self.frame(releaseEnd)) <= 24, "the release takes 400 ms")
         duck.release()
     }
 
@@ -87,7 +108,7 @@ struct VoiceActivityTests {
         let scene = try Self.scene(voice: Self.bursts([(2000, 0)]))
         let duck = try scene.session.duck(
             DuckRequest(owner: "party", style: .followActivity(.stream(scene.voice.id), level: nil)))
-        let stem = try scene.engine.render(duration: .milliseconds(2000)).stems[scene.main.id] ?? []
+        let stem = try scene.engine.render(duration: .milliseconds(2000)).stem(scene.main.id)
         #expect(stem.allSatisfy { $0 == Self.full })
         duck.release()
     }
@@ -103,7 +124,7 @@ struct VoiceActivityTests {
         let scene = try Self.scene(voice: samples)
         let duck = try scene.session.duck(
             DuckRequest(owner: "party", style: .followActivity(.stream(scene.voice.id), level: nil)))
-        let stem = try scene.engine.render(duration: .milliseconds(10_000), quantum: 1024).stems[scene.main.id] ?? []
+        let stem = try scene.engine.render(duration: .milliseconds(10_000), quantum: 1024).stem(scene.main.id)
         let ducked = stride(from: 0, to: stem.count, by: 2).count { stem[$0] < Self.full }
         print("voice-activity false ducks on -42 dBFS noise: \(ducked) of \(stem.count / 2) frames")
         #expect(ducked == 0)
@@ -118,11 +139,11 @@ struct VoiceActivityTests {
         let shallow = try scene.session.duck(owner: "feed", level: 0.5)
         let voiceDuck = try scene.session.duck(
             DuckRequest(owner: "party", style: .followActivity(.stream(scene.voice.id), level: 0.1)))
-        var stem = try scene.engine.render(duration: .milliseconds(1400)).stems[scene.main.id] ?? []
+        var stem = try scene.engine.render(duration: .milliseconds(1400)).stem(scene.main.id)
         Self.expectLevel(stem, 300, 500, Self.full * 0.8 * 0.5, "the static duck alone in silence")
         Self.expectLevel(stem, 600, 1400, Self.full * 0.8 * 0.1, "the voice duck wins while it is lower")
         let deep = try scene.session.duck(owner: "notifications", level: 0.05)
-        stem = try scene.engine.render(duration: .milliseconds(1000)).stems[scene.main.id] ?? []
+        stem = try scene.engine.render(duration: .milliseconds(1000)).stem(scene.main.id)
         Self.expectLevel(stem, 200, 1000, Self.full * 0.8 * 0.05, "a deeper static duck wins over the voice duck")
         deep.release()
         voiceDuck.release()
@@ -138,7 +159,7 @@ struct VoiceActivityTests {
             source: try PCMBufferSource(samples: [Self.full, Self.full], loops: true))
         let voice = try session.acquire(.voice, owner: "party")
         let duck = try session.duck(DuckRequest(owner: "party", style: .followActivity(.voiceInput, level: nil)))
-        let stem = try engine.render(duration: .milliseconds(2000)).stems[main.id] ?? []
+        let stem = try engine.render(duration: .milliseconds(2000)).stem(main.id)
         Self.expectLevel(stem, 0, 300, Self.full, "before the user speaks")
         Self.expectLevel(stem, 321, 1100, Self.ducked, "while the user speaks, and the hold after")
         Self.expectLevel(stem, 1510, 2000, Self.full, "after the hold and the release")
@@ -151,12 +172,20 @@ struct VoiceActivityTests {
         let scene = try Self.scene(voice: Self.bursts([(2000, 0.3)]))
         let duck = try scene.session.duck(
             DuckRequest(owner: "party", style: .followActivity(.stream(scene.voice.id), level: nil)))
-        var stem = try scene.engine.render(duration: .milliseconds(500)).stems[scene.main.id] ?? []
+        // The audio before the release and after it, joined: the release point itself is measured.
+        var stem = try scene.engine.render(duration: .milliseconds(500)).stem(scene.main.id)
         #expect(abs(stem.last! - Self.ducked) < 1e-5)
         duck.release()
-        stem = try scene.engine.render(duration: .milliseconds(1000)).stems[scene.main.id] ?? []
-        Self.expectLevel(stem, 450, 1000, Self.full, "restored")
-        #expect(meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(400)) * 1.01)
+        stem += try scene.engine.render(duration: .milliseconds(1000)).stem(scene.main.id)
+        Self.expectLevel(stem, 950, 1500, Self.full, "restored")
+        let releaseEnd = 500 + Self.releaseMilliseconds
+        let around = Self.frame(400)..<Self.frame(1500)
+        #expect(
+            try meter.largestStep(stem, frames: around)
+                <= (Self.full - Self.ducked) / Float(Self.frame(Self.releaseMilliseconds)) * 1.01)
+        Self.expectLevel(stem, 400, 500, Self.ducked, "ducked up to the release")
+        let back = try #require(try meter.firstFrame(stem, atOrAbove: Self.full * 0.9999, frames: around))
+        #expect(abs(back - Self.frame(releaseEnd)) <= 24, "back over the 400 ms release, from the release call")
     }
 
     @Test("following a stream that is not open is refused with unknownStream")
@@ -177,12 +206,12 @@ extension VoiceActivityTests {
         let scene = try Self.scene(voice: Self.bursts([(3000, 0.3)]))
         let duck = try scene.session.duck(
             DuckRequest(owner: "party", style: .followActivity(.stream(scene.voice.id), level: nil)))
-        var stem = try scene.engine.render(duration: .milliseconds(300)).stems[scene.main.id] ?? []
+        var stem = try scene.engine.render(duration: .milliseconds(300)).stem(scene.main.id)
         try scene.session.setMainVolume(0.4)
-        stem += try scene.engine.render(duration: .milliseconds(700)).stems[scene.main.id] ?? []
+        stem += try scene.engine.render(duration: .milliseconds(700)).stem(scene.main.id)
         Self.expectLevel(stem, 800, 1000, Self.full * 0.4 * 0.1, "ducked under the new volume")
         // The steepest allowed: the ducked level's change over the 20 ms attack.
-        #expect(meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
+        #expect(try meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
         duck.release()
     }
 }

@@ -9,8 +9,9 @@ import Testing
 @Suite("SessionState: input → effects")
 struct SessionStateTests {
     static let t0 = ContinuousClock.now
-    static let fadeDown = SessionPolicy.default.fadeDown
-    static let fadeUp = SessionPolicy.default.fadeUp
+    // The default fades, as promised (literals: a changed default must fail here, not move with it).
+    static let fadeDown = Duration.milliseconds(150)
+    static let fadeUp = Duration.milliseconds(400)
 
     /// A state with the main stream open (stream 1) and, if asked, one generic lease granted.
     static func state(withMain: Bool = true, generic: Bool = false) -> SessionState {

@@ -15,7 +15,8 @@ enum Levels {
         let available = meter.clamp(range, in: samples)
         guard !available.isEmpty else { return nil }
         // Frames past the end are silence: they count in the mean square, not in the sum.
-        let measured = meter.rmsOfAllChannels(samples, frames: available)
+        // The meter refuses (throws) only for no audio, which the guard above has ruled out.
+        guard let measured = try? meter.rmsOfAllChannels(samples, frames: available) else { return nil }
         let level = measured + 10 * log10(Double(available.count) / Double(range.upperBound - max(0, range.lowerBound)))
         return level > floor ? level : nil
     }
@@ -29,7 +30,9 @@ enum Levels {
         let end = min(endFrame, meter.frameCount(samples))
         let start = max(0, end - milliseconds * sampleRate / 1000)
         guard end > start else { return nil }
-        let level = meter.partialsLevel(samples, frequencies: frequencies, frames: start..<end)
+        guard let level = try? meter.partialsLevel(samples, frequencies: frequencies, frames: start..<end) else {
+            return nil
+        }
         return level > floor ? level : nil
     }
 }
