@@ -48,5 +48,11 @@ let package = Package(
             path: "Sources/MediaLoad",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "voice-timing",
+            dependencies: [.product(name: "SharedSession", package: "SharedSession")],
+            path: "Sources/VoiceTiming",
+            swiftSettings: strict
+        ),
     ]
 )
