@@ -48,6 +48,10 @@ final class EngineCore {
     /// The voice input and the sink monitor (see `EngineCore+Captures.swift`).
     let voice: CaptureSlot
     let monitor: CaptureSlot
+    /// The voice's echo canceller (see `EngineCore+EchoCancel.swift`), and whether the active
+    /// configuration asks for it.
+    let echo: EchoCanceller
+    var wantsEchoCancellation = false
 
     private var reconnect = ReconnectPolicy()
     /// Set when the connection broke, until the housekeeping has torn it down.
@@ -77,6 +81,10 @@ final class EngineCore {
         factory = NodeFactory(nodePrefix: nodePrefix, applicationName: applicationName, format: format, shared: shared)
         voice = CaptureSlot(.voice, factory: factory)
         monitor = CaptureSlot(.sinkMonitor, factory: factory)
+        echo = EchoCanceller(
+            loop: loop, context: context, remoteName: remoteName, nodePrefix: nodePrefix,
+            applicationName: applicationName, logger: logger)
+        echo.reload = { [unowned self] in self.echoCancellerWentAway() }
     }
 
     /// The core while connected and not known to be broken: nodes are made on it.
@@ -114,6 +122,7 @@ final class EngineCore {
         for id in bus.memberIDs { bus.remove(id) }
         voice.stop()
         monitor.stop()
+        echo.shutdown()
     }
 
     /// Connects the core, watches the registry and opens every stream. Returns 0 or a negative errno.
@@ -129,6 +138,7 @@ final class EngineCore {
                 delivery.emit(.streamFault(stream: id, reason: "could not be reopened: \(error.message)"))
             }
         }
+        reconnectEchoCanceller()
         voice.reopen(core: core, observer: self)
         monitor.reopen(core: core, observer: self)
         return 0
@@ -143,6 +153,7 @@ final class EngineCore {
         }
         voice.dropNode()
         monitor.dropNode()
+        echo.unload()
         destroyBusNode()
         connection.disconnect()
         for event in graph.disconnected() { delivery.emit(event) }
