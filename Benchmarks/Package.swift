@@ -54,5 +54,14 @@ let package = Package(
             path: "Sources/VoiceTiming",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "echo-room",
+            dependencies: [
+                .product(name: "SharedSession", package: "SharedSession"),
+                .product(name: "SharedSessionPipeWire", package: "SharedSession"),
+            ],
+            path: "Sources/EchoRoom",
+            swiftSettings: strict
+        ),
     ]
 )

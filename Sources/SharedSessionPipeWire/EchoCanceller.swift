@@ -28,6 +28,15 @@ final class EchoCanceller {
     private var handle: OpaquePointer?
     /// Armed when the module went away on its own while it was wanted.
     private var retry: LoopTimer?
+    /// Armed while the voice capture waits for the module's source to appear in the registry.
+    private var sourceWait: LoopTimer?
+    /// Whether the voice capture waits for the module's source (its node is made when it appears, or
+    /// after ``sourceWaitLimit`` whatever happens).
+    private(set) var isAwaitingSource = false
+    /// The longest the voice capture waits for the module's source before it is made anyway.
+    static let sourceWaitLimit = Duration.seconds(2)
+    /// What to do when the source appeared or the wait is over: make the voice capture's node.
+    var sourceReady: (() -> Void)?
     /// What to do when the module went away on its own and the retry is due: load it again and make
     /// the voice capture again through it.
     var reload: (() -> Void)?
@@ -42,6 +51,28 @@ final class EchoCanceller {
         self.applicationName = applicationName
         self.logger = logger
         retry = LoopTimer(loop: loop) { [unowned self] in self.reload?() }
+        sourceWait = LoopTimer(loop: loop) { [unowned self] in self.sourceAppeared() }
+    }
+
+    /// The voice capture's node waits until the module's source is in the registry: made before, it
+    /// would be linked by the session manager to the default source (the microphone, uncancelled) and
+    /// was seen to stay there.
+    func awaitSource() {
+        isAwaitingSource = true
+        sourceWait?.arm(for: .now + Self.sourceWaitLimit)
+    }
+
+    /// A node appeared in the registry: the module's source ends the wait.
+    func nodeAppeared(named name: String) {
+        guard isAwaitingSource, name == sourceName else { return }
+        sourceAppeared()
+    }
+
+    private func sourceAppeared() {
+        guard isAwaitingSource else { return }
+        isAwaitingSource = false
+        sourceWait?.arm(for: nil)
+        sourceReady?()
     }
 
     /// The echo-cancelled source the voice capture records while the module is loaded.
@@ -50,14 +81,15 @@ final class EchoCanceller {
     /// Whether the module is loaded and alive.
     var isLoaded: Bool { handle.map { CPipeWireShim_moduleIsAlive($0) } ?? false }
 
-    /// The module's arguments (SPA JSON): mono WebRTC cancellation at 48 kHz in 20 ms blocks (a
-    /// quantum of 960 frames while it runs: the canceller's 10 ms blocks, twice, so every cycle hands it
-    /// whole blocks), the reference taken from the default sink's monitor, WebRTC's noise suppression
-    /// off (it takes steady sounds out of the near-end talker too; measured, it halved the echo
-    /// cancelled, 7.8 dB against 15.2) and its gain control off.
+    /// The module's arguments (SPA JSON): stereo WebRTC cancellation at 48 kHz (stereo as the engine's
+    /// capture, so a talker alone keeps its level: a mono canceller cost 3 dB in the upmix) in 20 ms
+    /// blocks (a quantum of 960 frames while it runs: the canceller's 10 ms blocks, twice, so every
+    /// cycle hands it whole blocks), the reference taken from the default sink's monitor, WebRTC's
+    /// noise suppression off (measured once with it on, it took out less of the echo: 7.8 dB against
+    /// 15.2) and its gain control off.
     var arguments: String {
         var text = """
-            { node.latency = "960/48000" audio.rate = 48000 audio.channels = 1 audio.position = [ MONO ]
+            { node.latency = "960/48000" audio.rate = 48000 audio.channels = 2 audio.position = [ FL FR ]
               monitor.mode = true library.name = "aec/libspa-aec-webrtc"
               aec.args = { webrtc.noise_suppression = false webrtc.gain_control = false }
               capture.props = { node.name = "\(nodePrefix).echo-cancel.capture" node.passive = true }
@@ -99,6 +131,8 @@ final class EchoCanceller {
     /// Unloads the module (its nodes go with it) and cancels a pending retry.
     func unload() {
         retry?.arm(for: nil)
+        isAwaitingSource = false
+        sourceWait?.arm(for: nil)
         guard let handle else { return }
         CPipeWireShim_moduleUnload(handle)
         self.handle = nil
@@ -109,6 +143,8 @@ final class EchoCanceller {
         unload()
         retry?.destroy()
         retry = nil
+        sourceWait?.destroy()
+        sourceWait = nil
     }
 
     /// The module destroyed itself (its connection broke, or a stream of it was disconnected).

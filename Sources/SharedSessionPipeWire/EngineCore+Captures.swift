@@ -6,7 +6,7 @@ extension EngineCore {
     func startCapture(into ring: AudioRingBuffer) throws(SessionError) {
         try checkNotShutDown("start the voice capture")
         defer { reschedule() }
-        try voice.start(into: ring, target: voiceTarget(), core: core, observer: self)
+        try startVoice(into: ring)
     }
 
     func stopCapture() {

@@ -38,20 +38,42 @@ extension EngineCore {
     func restartVoice(into ring: AudioRingBuffer) {
         defer { reschedule() }
         do {
-            try voice.start(into: ring, target: voiceTarget(), core: core, observer: self)
+            try startVoice(into: ring)
         } catch {
             logger.error("the voice capture could not be made again: \(error.message)")
         }
     }
 
+    /// Starts the voice capture into `ring`: at once from the default source, or through the canceller,
+    /// whose node is made once the canceller's source is in the registry (``EchoCanceller/awaitSource()``).
+    func startVoice(into ring: AudioRingBuffer) throws(SessionError) {
+        let target = voiceTarget()
+        guard target != nil, echo.isLoaded else {
+            return try voice.start(into: ring, target: target, core: core, observer: self)
+        }
+        try voice.start(into: ring, target: target, core: nil, observer: self)
+        echo.awaitSource()
+    }
+
+    /// The canceller's source appeared (or the wait for it is over): the voice capture's node is made.
+    func echoSourceReady() {
+        guard let core else { return }
+        voice.reopen(core: core, observer: self)
+        reschedule()
+    }
+
     /// On a new connection, before the voice capture's node is made again: the canceller is loaded
-    /// again (the old one went with the old connection).
-    func reconnectEchoCanceller() {
-        guard voice.ring != nil, wantsEchoCancellation else { return }
+    /// again (the old one went with the old connection). Returns true when the voice capture's node
+    /// waits for the canceller's source, false when it can be made now.
+    func reconnectEchoCanceller() -> Bool {
+        guard voice.ring != nil, wantsEchoCancellation else { return false }
         do {
             try echo.load()
+            echo.awaitSource()
+            return true
         } catch {
             logger.error("echo cancellation not restored after reconnecting: \(error.message)")
+            return false
         }
     }
 

@@ -51,6 +51,7 @@ extension EngineCore: StreamObserver {
 extension EngineCore: CoreConnectionObserver {
     func nodeAdded(id: UInt32, mediaClass: String, name: String) {
         for event in graph.nodeAdded(id: id, mediaClass: mediaClass, name: name) { delivery.emit(event) }
+        echo.nodeAppeared(named: name)
         expectQuantumChange()
     }
 

