@@ -6,13 +6,13 @@
 // (sharedsession-voice-in → sharedsession-voice), a simulated room: a session plays a movie (dialogue
 // said by espeak-ng, looped, over a low-passed noise bed) on the default sink; a "room" engine records
 // the sink and plays it into the microphone delayed (20, 50 or 80 ms on top of the graph's own path)
-// and attenuated (-10.5 dB), and after 7 s a near-end talker speaks into the microphone over it; an
+// and attenuated (-10.5 dB), and after 10 s a near-end talker speaks into the microphone over it; an
 // "ear" engine records what the microphone hears. The session holds a voice session, with a voiceChat
 // configuration (the engine cancels echo) or a playAndRecord one of mode default (it does not), and
 // its capture is what the unit receives. Reports, per delay, with the canceller and without:
-//   ERLE: the echo's level in the microphone minus in the capture, 3.5-6.5 s after the voice session
-//         began (the movie alone);
-//   near end kept: the talker's level in the capture minus in the microphone, 7.5-11 s (double talk;
+//   ERLE: the echo's level in the microphone minus in the capture, 6-9 s after the voice session
+//         began (the movie alone; the canceller was seen to take 3.5 to 5 s to converge);
+//   near end kept: the talker's level in the capture minus in the microphone, 10.5-14 s (double talk;
 //         the echo's power of the first window subtracted from each).
 // Prints a Markdown report (and writes DIR/echo-room.md with --out). Needs espeak-ng and ffmpeg.
 import Foundation
@@ -83,7 +83,7 @@ let nearEnd: [Float] = {
     let said = speech(
         "Hold on, I think I missed what she said. Can you go back ten seconds and play that part again for me?",
         voice: ["-v", "en-gb+f3", "-s", "150"])
-    let lead = [Float](repeating: 0, count: 7 * rate)
+    let lead = [Float](repeating: 0, count: 10 * rate)
     return (lead + said.map { 0.5 * $0 } + [Float](repeating: 0, count: 2 * rate)).flatMap { [$0, $0] }
 }()
 
@@ -145,14 +145,14 @@ func measure(cancelling: Bool, delayMilliseconds: Int, attenuation: Float) async
     var microphoneHeard: [Float] = []
     _ = session.voiceInput.readAll()
     _ = heard.readAll()
-    let end = ContinuousClock.now + .seconds(12)
+    let end = ContinuousClock.now + .seconds(15)
     while ContinuousClock.now < end {
         try await Task.sleep(for: .milliseconds(20))
         captured += session.voiceInput.readAll()
         microphoneHeard += heard.readAll()
     }
-    let echoWindow = 3.5...6.5
-    let talkWindow = 7.5...11.0
+    let echoWindow = 6.0...9.0
+    let talkWindow = 10.5...14.0
     let echoHeard = power(microphoneHeard, echoWindow)
     let echoCaptured = power(captured, echoWindow)
     let nearHeard = power(microphoneHeard, talkWindow) - echoHeard
@@ -168,10 +168,10 @@ var report = """
     A simulated room on the private daemon: the movie (dialogue said by espeak-ng, looped, over a \
     low-passed noise bed) plays on the default sink; a room engine plays what the sink plays into the \
     stand-in microphone `sharedsession-voice-in`, delayed and at \
-    \(String(format: "%.1f", 20 * log10(Double(attenuation)))) dB; from 7 s a near-end talker speaks into \
-    it too. ERLE: the echo's level in the microphone minus in the capture the unit receives, 3.5–6.5 s \
+    \(String(format: "%.1f", 20 * log10(Double(attenuation)))) dB; from 10 s a near-end talker speaks into \
+    it too. ERLE: the echo's level in the microphone minus in the capture the unit receives, 6–9 s \
     after the voice session began (the movie alone); near end kept: the talker's level in the capture \
-    minus in the microphone, 7.5–11 s (double talk, the echo's power subtracted). With the canceller: \
+    minus in the microphone, 10.5–14 s (double talk, the echo's power subtracted). With the canceller: \
     the voice configuration's mode `voiceChat` (PipeWire's echo-cancel module, WebRTC); without: \
     `playAndRecord` of mode `default`.
 
