@@ -49,5 +49,20 @@ let package = Package(
             path: "Sources/MediaLoad",
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "voice-timing",
+            dependencies: [.product(name: "SharedSession", package: "SharedSession")],
+            path: "Sources/VoiceTiming",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "echo-room",
+            dependencies: [
+                .product(name: "SharedSession", package: "SharedSession"),
+                .product(name: "SharedSessionPipeWire", package: "SharedSession"),
+            ],
+            path: "Sources/EchoRoom",
+            swiftSettings: strict
+        ),
     ]
 )

@@ -150,6 +150,25 @@ def mallocs(metrics):
     return float("nan")
 
 
+def voice_sections(out, md):
+    """The voice chat's figures: the pauses in speech and the movie's pumping (voice-timing, offline),
+    and echo cancellation in a simulated room (echo-room, on the daemon), as the tools wrote them."""
+    timing = out / "voice-timing.md"
+    if timing.exists():
+        md.append("## 8. Voice activity: pauses in speech, and the movie's pumping\n")
+        md.append(
+            "`voice-timing` (offline): the pauses the voice-activity detector hears in speech, which the defaults "
+            "(`VoiceActivityPolicy.default`) are chosen from, and the pumping of the movie under a voice-activity "
+            "duck with the old defaults and the new.\n"
+        )
+        md.append(timing.read_text())
+    echo = out / "echo-room.md"
+    if echo.exists():
+        md.append("## 9. Echo cancellation of the voice chat\n")
+        md.append("`echo-room` (on the private daemon): ERLE and the near-end talker kept, with the canceller and without.\n")
+        md.append(echo.read_text())
+
+
 def write(out, target):
     info = machine(out)
     cpu, cpu_misses, repeats = cpu_table(out)
@@ -322,6 +341,7 @@ def write(out, target):
     md += remote_section(out)
 
     analysis = Path(__file__).with_name("analysis.md")
+    voice_sections(out, md)
     if bench:
         md.append("## 5. Coordination cost (in-process, ordo-one/benchmark)\n")
         md.append(

@@ -17,7 +17,8 @@ final class CaptureSlot {
     private let factory: NodeFactory
     /// The ring being filled, while the capture is on.
     private(set) var ring: AudioRingBuffer?
-    /// The sink whose monitor is recorded (nil: the default sink); unused for the voice.
+    /// The sink whose monitor is recorded (nil: the default sink); for the voice, the echo canceller's
+    /// source while it cancels (nil: the default source).
     private var target: String?
     /// The capture's node, while connected.
     private(set) var node: PipeWireStream?

@@ -6,11 +6,12 @@ extension EngineCore {
     func startCapture(into ring: AudioRingBuffer) throws(SessionError) {
         try checkNotShutDown("start the voice capture")
         defer { reschedule() }
-        try voice.start(into: ring, core: core, observer: self)
+        try startVoice(into: ring)
     }
 
     func stopCapture() {
         voice.stop()
+        echo.unload()
         reschedule()
     }
 

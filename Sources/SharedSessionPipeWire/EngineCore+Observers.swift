@@ -53,6 +53,7 @@ extension EngineCore: CoreConnectionObserver {
         if !adoption.defersOtherAudio(id: id, mediaClass: mediaClass, name: name) {
             for event in graph.nodeAdded(id: id, mediaClass: mediaClass, name: name) { delivery.emit(event) }
         }
+        echo.nodeAppeared(named: name)
         expectQuantumChange()
     }
 

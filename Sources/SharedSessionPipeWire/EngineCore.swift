@@ -50,6 +50,10 @@ final class EngineCore {
     /// The voice input and the sink monitor (see `EngineCore+Captures.swift`).
     let voice: CaptureSlot
     let monitor: CaptureSlot
+    /// The voice's echo canceller (see `EngineCore+EchoCancel.swift`), and whether the active
+    /// configuration asks for it.
+    let echo: EchoCanceller
+    var wantsEchoCancellation = false
 
     private var reconnect = ReconnectPolicy()
     /// Set when the connection broke, until the housekeeping has torn it down.
@@ -79,6 +83,11 @@ final class EngineCore {
         factory = NodeFactory(nodePrefix: nodePrefix, applicationName: applicationName, format: format, shared: shared)
         voice = CaptureSlot(.voice, factory: factory)
         monitor = CaptureSlot(.sinkMonitor, factory: factory)
+        echo = EchoCanceller(
+            loop: loop, context: context, remoteName: remoteName, nodePrefix: nodePrefix,
+            applicationName: applicationName, logger: logger)
+        echo.reload = { [unowned self] in self.echoCancellerWentAway() }
+        echo.sourceReady = { [unowned self] in self.echoSourceReady() }
     }
 
     /// The core while connected and not known to be broken: nodes are made on it.
@@ -118,6 +127,7 @@ final class EngineCore {
         for id in bus.memberIDs { bus.remove(id) }
         voice.stop()
         monitor.stop()
+        echo.shutdown()
     }
 
     /// Connects the core, watches the registry and opens every stream. Returns 0 or a negative errno.
@@ -133,7 +143,7 @@ final class EngineCore {
                 delivery.emit(.streamFault(stream: id, reason: "could not be reopened: \(error.message)"))
             }
         }
-        voice.reopen(core: core, observer: self)
+        if !reconnectEchoCanceller() { voice.reopen(core: core, observer: self) }
         monitor.reopen(core: core, observer: self)
         return 0
     }
@@ -147,6 +157,7 @@ final class EngineCore {
         }
         voice.dropNode()
         monitor.dropNode()
+        echo.unload()
         destroyBusNode()
         adoption.disconnected()
         connection.disconnect()

@@ -37,8 +37,9 @@ struct NodeFactory {
         return try make(core: core, id: nil, kind: .bus(bus), name: "overlay bus", properties, observer)
     }
 
-    /// A capture node into `ring`: of the default source for ``CaptureSlot/Purpose/voice``, of a sink's
-    /// monitor for ``CaptureSlot/Purpose/sinkMonitor`` (`target` names the sink, nil the default one).
+    /// A capture node into `ring`: of the default source for ``CaptureSlot/Purpose/voice`` (or of the
+    /// source `target` names: the echo canceller's), of a sink's monitor for
+    /// ``CaptureSlot/Purpose/sinkMonitor`` (`target` names the sink, nil the default one).
     func capture(
         core: OpaquePointer, purpose: CaptureSlot.Purpose, ring: AudioRingBuffer, target: String?,
         observer: any StreamObserver
@@ -46,10 +47,9 @@ struct NodeFactory {
         let isVoice = purpose == .voice
         var properties = common(
             category: "Capture", role: isVoice ? "Communication" : "Production", name: isVoice ? "voice" : "monitor")
-        if !isVoice {
-            properties.append((PW_KEY_STREAM_CAPTURE_SINK, "true"))
-            if let target { properties.append((PW_KEY_TARGET_OBJECT, target)) }
-        }
+        if !isVoice { properties.append((PW_KEY_STREAM_CAPTURE_SINK, "true")) }
+        // The voice's target is the echo canceller's source while it cancels (EchoCanceller).
+        if let target { properties.append((PW_KEY_TARGET_OBJECT, target)) }
         return try make(
             core: core, id: nil, kind: .capture(ring), name: isVoice ? "voice capture" : "sink monitor", properties,
             observer)

@@ -160,7 +160,10 @@ public final class PipeWireEngine: AudioEngine {
     }
 
     /// Accepts any configuration while the engine is running: PipeWire has no session categories,
-    /// and the voice configuration's input is opened by ``startCapture(into:)``.
+    /// and the voice configuration's input is opened by ``startCapture(into:)``. A configuration whose
+    /// mode asks for voice processing (``AudioSessionMode/usesVoiceProcessing``: `voiceChat`,
+    /// `videoChat`) has its input echo-cancelled against what the default sink plays, by PipeWire's
+    /// echo-cancel module with the WebRTC canceller (see ``isEchoCancelling``).
     ///
     /// - Throws: `SessionError` with code `engineUnavailable` after ``shutdown()``.
     public func activate(_ configuration: SessionConfiguration) throws(SessionError) {
@@ -169,7 +172,17 @@ public final class PipeWireEngine: AudioEngine {
                 code: .engineUnavailable,
                 message: "cannot activate \(configuration): the PipeWire engine was shut down; make a new one")
         }
+        let voiceProcessing = configuration.mode.usesVoiceProcessing && configuration.category.recordsInput
+        loop.withLock { $0.setVoiceProcessing(voiceProcessing) }
     }
+
+    /// Whether the voice input is echo-cancelled now: a configuration that asks for voice processing is
+    /// active, the voice is being captured, and PipeWire's echo-cancel module is loaded (its nodes are
+    /// named after this engine, `….echo-cancel.capture`, `.reference` and `.source`). The module is
+    /// unloaded when the capture stops, and loaded again when the engine reconnects after the daemon
+    /// restarted. False when the module cannot be loaded: the voice is then captured without
+    /// cancellation, and the engine logs why.
+    public var isEchoCancelling: Bool { loop.withLock { $0.isEchoCancelling } }
 
     public func deactivate(notifyingOthers: Bool) {
         // PipeWire has no notion of telling other clients to resume: they never paused for us.

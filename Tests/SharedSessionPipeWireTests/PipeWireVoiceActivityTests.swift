@@ -29,17 +29,18 @@ extension DaemonTests {
             defer { rig.stop() }
             _ = try rig.openMain()
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
-            // 600 ms silence, speech 600, gap 150 (shorter than the 300 ms hold), speech 600, gap 1300.
+            // 600 ms silence, speech 600, gap 150 (shorter than the 1.2 s hold), speech 600, gap 2400 (longer
+            // than the hold and the 400 ms release).
             let farEnd = try rig.session.openStream(
                 StreamDescriptor(name: "far end", role: .communication),
                 source: try PCMBufferSource(
-                    samples: Self.bursts([(600, false), (600, true), (150, false), (600, true), (1300, false)]),
+                    samples: Self.bursts([(600, false), (600, true), (150, false), (600, true), (2400, false)]),
                     loops: false),
                 owner: "party")
             let duck = try rig.session.duck(
                 DuckRequest(owner: "party", style: .followActivity(.stream(farEnd.id), level: nil)))
             let start = rig.recorder.mark()
-            try await rig.recorder.record(for: .milliseconds(3600))
+            try await rig.recorder.record(for: .milliseconds(4800))
             let samples = rig.recorder.samples
             let end = samples.count / 2
             let quantum = Double(rig.engine.quantum) / 48
@@ -59,9 +60,9 @@ extension DaemonTests {
             let latency = milliseconds(ducked - onset)
             let speaking = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 200, 4800))
             let shortGap = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 620, 4800))
-            let longGap = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 2250, 4800))
+            let longGap = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 3150, 4800))
             print(
-                "[measure] voice-activity duck on PipeWire: main -19 dB \(latency) ms after the first syllable (attack 20 ms, quantum \(quantum) ms); speaking \(speaking - before) dB, in a 150 ms gap \(shortGap - before) dB, 1 s into a 1.3 s gap \(longGap - before) dB"
+                "[measure] voice-activity duck on PipeWire: main -19 dB \(latency) ms after the first syllable (attack 20 ms, quantum \(quantum) ms); speaking \(speaking - before) dB, in a 150 ms gap \(shortGap - before) dB, 1.8 s into a 2.4 s gap \(longGap - before) dB"
             )
             #expect(before > mainLevel - 0.5, "the movie plays at full level before anyone speaks")
             // The attack, at most one quantum until the main stream's next cycle hears the far end's

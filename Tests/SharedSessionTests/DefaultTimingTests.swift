@@ -21,8 +21,8 @@ struct DefaultTimingTests {
     static let restoreFadeMilliseconds = 400
     /// A voice-activity duck goes down over 20 ms once speech starts.
     static let activityAttackMilliseconds = 20
-    /// A voice-activity duck stays down 300 ms after the last active sample.
-    static let activityHoldMilliseconds = 300
+    /// A voice-activity duck stays down 1.2 s after the last active sample (chosen from pauses in speech).
+    static let activityHoldMilliseconds = 1200
     /// A voice-activity duck comes back over 400 ms after the hold.
     static let activityReleaseMilliseconds = 400
     /// A pause fades out, and a resume fades in, over 5 ms: no click, and no audible fade.
@@ -99,12 +99,12 @@ struct DefaultTimingTests {
         #expect(try meter.rms(stem, lastMilliseconds: 100) == fullLevel(of: Self.full), "back at the host's volume")
     }
 
-    @Test("a voice-activity duck: down 20 dB over 20 ms at the first loud sample, held 300 ms, back over 400 ms")
+    @Test("a voice-activity duck: down 20 dB over 20 ms at the first loud sample, held 1.2 s, back over 400 ms")
     func voiceActivityAttackHoldRelease() throws {
         // The far end: silence, 400 ms of a constant 0.3 (every frame above −40 dBFS), then silence.
         let speechStart = Self.frames(200)
         let speechEnd = Self.frames(600)
-        var voice = [Float](repeating: 0, count: Self.frames(1600) * 2)
+        var voice = [Float](repeating: 0, count: Self.frames(2600) * 2)
         for index in (speechStart * 2)..<(speechEnd * 2) { voice[index] = 0.3 }
         let scene = try OfflineScene(signal: .constant)
         let farEnd = try scene.session.openStream(
@@ -112,7 +112,7 @@ struct DefaultTimingTests {
             owner: "party")
         let duck = try scene.session.duck(
             DuckRequest(owner: "party", style: .followActivity(.stream(farEnd.id), level: nil)))
-        let stem = try scene.engine.render(duration: .milliseconds(1600), quantum: 1024).stem(scene.main)
+        let stem = try scene.engine.render(duration: .milliseconds(2600), quantum: 1024).stem(scene.main)
         let envelope = Self.left(stem)
 
         // Attack: from the first loud frame, over the attack; then down until the hold ends.

@@ -15,7 +15,7 @@ struct VoiceActivityTests {
     static let ducked: Float = 0.05
     // The default voice-activity timings, as promised (literals: never read from the policy).
     static let attackMilliseconds = 20
-    static let holdMilliseconds = 300
+    static let holdMilliseconds = 1200
     static let releaseMilliseconds = 400
 
     /// Stereo frames: `segments` of (milliseconds, amplitude of a 300 Hz tone; 0 for silence).
@@ -63,12 +63,13 @@ struct VoiceActivityTests {
 
     @Test("speech ducks the main within the attack of its first sample; gaps shorter than the hold keep it down")
     func burstsShapeTheMain() throws {
-        // 200 ms silence, speech 400, gap 150 (< hold), speech 400, gap 1000 (> hold + release), speech 250.
-        let samples = Self.bursts([(200, 0), (400, 0.3), (150, 0), (400, 0.3), (1000, 0), (250, 0.3), (600, 0)])
+        // 200 ms silence, speech 400, gap 150 (< hold), speech 400, gap 2000 (> hold 1.2 s + release 0.4 s),
+        // speech 250.
+        let samples = Self.bursts([(200, 0), (400, 0.3), (150, 0), (400, 0.3), (2000, 0), (250, 0.3), (600, 0)])
         let scene = try Self.scene(voice: samples)
         let duck = try scene.session.duck(
             DuckRequest(owner: "party", style: .followActivity(.stream(scene.voice.id), level: nil)))
-        let stem = try scene.engine.render(duration: .milliseconds(3000), quantum: 1024).stem(scene.main.id)
+        let stem = try scene.engine.render(duration: .milliseconds(4000), quantum: 1024).stem(scene.main.id)
 
         Self.expectLevel(stem, 0, 200, Self.full, "before any speech: untouched")
         let onset = try #require(
@@ -78,14 +79,14 @@ struct VoiceActivityTests {
         #expect(onsetMilliseconds <= 20.05)
         #expect(stem[Self.frame(200) * 2 + 2] < Self.full, "the duck starts at the syllable's first samples")
         Self.expectLevel(stem, 221, 1150, Self.ducked, "held down through the 150 ms gap")
-        Self.expectLevel(stem, 1151, 1449, Self.ducked, "held for the hold time after the last syllable")
-        Self.expectLevel(stem, 1860, 2150, Self.full, "back up after hold + release in the long gap")
-        Self.expectLevel(stem, 2171, 2400, Self.ducked, "down again with the next sentence")
+        Self.expectLevel(stem, 1151, 2349, Self.ducked, "held for the hold time after the last syllable")
+        Self.expectLevel(stem, 2760, 3150, Self.full, "back up after hold + release in the long gap")
+        Self.expectLevel(stem, 3171, 3400, Self.ducked, "down again with the next sentence")
         // The attack is the steepest change anywhere: no step larger than it allows.
         #expect(try meter.largestStep(stem) <= (Self.full - Self.ducked) / Float(Self.frame(20)) * 1.001)
         // The release, measured across its boundary: from 100 ms before the hold ends to after the
-        // main is back. The last syllable ends at 1150 ms; the hold keeps it down to 1450, then the
-        // release brings it back by 1850, with no step steeper than its own ramp.
+        // main is back. The last syllable ends at 1150 ms; the hold keeps it down to 2350, then the
+        // release brings it back by 2750, with no step steeper than its own ramp.
         let lastSyllable = 1150
         let releaseStart = lastSyllable + Self.holdMilliseconds
         let releaseEnd = releaseStart + Self.releaseMilliseconds
@@ -98,7 +99,7 @@ struct VoiceActivityTests {
             "voice-activity release offline: leaves the ducked level \(leaves) (hold end \(Self.frame(releaseStart))),"
                 + " back at \(back) (release end \(Self.frame(releaseEnd)))")
         // Within 0.5 ms: the release adds a step per frame, so it ends a few frames off its length.
-        #expect(abs(leaves - Self.frame(releaseStart)) <= 2, "the hold ends 300 ms after the last syllable")
+        #expect(abs(leaves - Self.frame(releaseStart)) <= 2, "the hold ends 1200 ms after the last syllable")
         #expect(abs(back - Self.frame(releaseEnd)) <= 24, "the release takes 400 ms")
         duck.release()
     }
@@ -152,17 +153,17 @@ struct VoiceActivityTests {
 
     @Test("a duck that follows the microphone ducks while the local user speaks")
     func followsTheMicrophone() throws {
-        let microphone = try PCMBufferSource(samples: Self.bursts([(300, 0), (500, 0.3), (1200, 0)]), loops: false)
+        let microphone = try PCMBufferSource(samples: Self.bursts([(300, 0), (500, 0.3), (2200, 0)]), loops: false)
         let engine = OfflineEngine(input: microphone)
         let session = SharedSession(engine: engine)
         let main = try session.openMainStream(
             source: try PCMBufferSource(samples: [Self.full, Self.full], loops: true))
         let voice = try session.acquire(.voice, owner: "party")
         let duck = try session.duck(DuckRequest(owner: "party", style: .followActivity(.voiceInput, level: nil)))
-        let stem = try engine.render(duration: .milliseconds(2000)).stem(main.id)
+        let stem = try engine.render(duration: .milliseconds(3000)).stem(main.id)
         Self.expectLevel(stem, 0, 300, Self.full, "before the user speaks")
-        Self.expectLevel(stem, 321, 1100, Self.ducked, "while the user speaks, and the hold after")
-        Self.expectLevel(stem, 1510, 2000, Self.full, "after the hold and the release")
+        Self.expectLevel(stem, 321, 1999, Self.ducked, "while the user speaks, and the hold after")
+        Self.expectLevel(stem, 2410, 3000, Self.full, "after the hold and the release")
         duck.release()
         voice.release()
     }

@@ -9,6 +9,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "CPipeWireShimModule.h"
+
 /// PW_ID_ANY and PW_ID_CORE.
 extern const uint32_t CPipeWireShim_idAny;
 extern const uint32_t CPipeWireShim_idCore;

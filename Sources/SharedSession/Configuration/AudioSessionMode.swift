@@ -24,5 +24,11 @@ public struct AudioSessionMode: Hashable, Sendable, CustomStringConvertible {
     public static let measurement = AudioSessionMode(
         "measurement", categories: [.playback, .record, .playAndRecord])
 
+    /// Whether the mode asks for voice processing, as iOS's chat modes do: the voice input is
+    /// echo-cancelled against what the session plays. ``voiceChat`` and ``videoChat`` do; an engine
+    /// that can cancel echo (the PipeWire engine) does it while such a configuration records input,
+    /// and ``OfflineEngine`` passes its input through unchanged.
+    public var usesVoiceProcessing: Bool { self == .voiceChat || self == .videoChat }
+
     public var description: String { name }
 }

@@ -22,7 +22,10 @@ import Synchronization
 /// the render call with its error, prefixed by the stream's name: never a silent underrun.
 public final class OfflineEngine: AudioEngine {
     public let format: AudioFormat
-    /// What the voice capture stream records while capturing: a microphone stand-in.
+    /// What the voice capture stream records while capturing: a microphone stand-in. It reaches the
+    /// session's ``SharedSession/voiceInput`` unchanged, whatever the configuration's mode: the offline
+    /// engine does no voice processing and no echo cancellation, even for `voiceChat`
+    /// (``AudioSessionMode/usesVoiceProcessing``); nothing it plays is heard by its input.
     public let input: (any AudioSource)?
     /// How long a render call waits for one stream's source to be ready before it throws.
     public let readinessTimeout: Duration

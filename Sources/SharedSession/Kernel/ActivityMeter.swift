@@ -13,7 +13,7 @@ public final class ActivityMeter: @unchecked Sendable {
     // reader sees goes through the atomics.
 
     private let thresholdBits = Atomic<UInt32>(Float(0.01).bitPattern)
-    private let holdFrameCount = Atomic<Int>(14_400)
+    private let holdFrameCount = Atomic<Int>(57_600)
     /// The last block's active span, packed: start in the high 32 bits, end in the low ones; a start of
     /// `UInt32.max` means no frame of the block was active.
     private let span = Atomic<UInt64>(ActivityMeter.pack(start: nil, end: 0))
@@ -22,7 +22,7 @@ public final class ActivityMeter: @unchecked Sendable {
     // Writer only.
     private var framesBelow = Int.max / 2
 
-    /// Creates a meter hearing speech above −40 dBFS with a 300 ms hold at 48 kHz.
+    /// Creates a meter hearing speech above −40 dBFS with a 1.2 s hold at 48 kHz (``VoiceActivityPolicy/default``).
     public init() {}
 
     /// Sets what counts as active: a peak at or above `threshold` (linear, 0 through 1), held for

@@ -1,0 +1,29 @@
+// Loading a PipeWire module into the client's own context (pw_context_load_module) and knowing when
+// it is gone: a module can destroy itself (its connection broke, one of its streams was
+// disconnected), so the handle the engine keeps watches the module's destroy event.
+#ifndef CPIPEWIRESHIM_MODULE_H
+#define CPIPEWIRESHIM_MODULE_H
+
+#include <pipewire/pipewire.h>
+#include <stdbool.h>
+
+/// A loaded module and the hook on its destroy event. Made and freed only by the functions below,
+/// on the thread of the context's loop (or with the loop lock held).
+typedef struct CPipeWireShim_Module CPipeWireShim_Module;
+
+/// Called on the loop thread when the module is destroyed by anything but
+/// CPipeWireShim_moduleUnload (the handle stays valid and reports it gone until unloaded).
+typedef void (*CPipeWireShim_ModuleGone)(void *data);
+
+/// Loads `name` (e.g. "libpipewire-module-echo-cancel") with `args` (SPA JSON) into `context`.
+/// Returns NULL with errno set (ENOENT: no such module or plugin) if it cannot be loaded.
+CPipeWireShim_Module *CPipeWireShim_moduleLoad(
+    struct pw_context *context, const char *name, const char *args, CPipeWireShim_ModuleGone gone, void *data);
+
+/// Whether the module still exists.
+bool CPipeWireShim_moduleIsAlive(const CPipeWireShim_Module *handle);
+
+/// Destroys the module if it still exists, and frees the handle.
+void CPipeWireShim_moduleUnload(CPipeWireShim_Module *handle);
+
+#endif
