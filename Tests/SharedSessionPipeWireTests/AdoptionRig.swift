@@ -82,7 +82,7 @@ final class AdoptionRig {
     /// window (the 3 kHz overlay is), the other tone leaks into the level, so measure with it silent. Windows holding a dropout (a cycle the loaded machine
     /// lost: 16 or more samples of exact silence, which a tone above -90 dBFS never has) are left out,
     /// with the comparisons they are part of.
-    func largestStep(_ frequency: Double, in range: Range<Int>, frames: Int = 256) -> Double {
+    func largestStep(_ frequency: Double, in range: Range<Int>, frames: Int = 256) throws -> Double {
         let samples = recorder.samples
         var levels: [Double?] = []
         var start = range.lowerBound
@@ -93,7 +93,8 @@ final class AdoptionRig {
                 run = samples[2 * frame] == 0 ? run + 1 : 0
                 if run >= 16 { dropout = true }
             }
-            levels.append(dropout ? nil : meter.toneLevel(samples, frequency: frequency, frames: window(start, frames)))
+            levels.append(
+                dropout ? nil : try meter.toneLevel(samples, frequency: frequency, frames: window(start, frames)))
             start += frames
         }
         var largest = 0.0

@@ -27,7 +27,7 @@ extension DaemonTests {
             try await rig.wait("main adopted") { if case .adopted = $0 { true } else { false } }
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.record(for: .milliseconds(300))
-            let before = rig.rig.mainLevel()
+            let before = try rig.rig.mainLevel()
 
             let clip = try toneFile(overlayTone, amplitude: 0.25, seconds: 1.5)
             let overlay = try rig.adoption.adoptOverlay(AdoptionRule(.applicationName("pw-play")), unit: "feed")
@@ -39,21 +39,21 @@ extension DaemonTests {
             }
             try await rig.wait("overlay playing") { $0 == .playing(stream: overlay.id, true) }
             try await rig.recorder.record(for: .milliseconds(400))
-            let ducked = rig.rig.mainLevel()
+            let ducked = try rig.rig.mainLevel()
 
             rig.session.mainVolume = 0.5
             try await rig.recorder.record(for: .milliseconds(400))
-            let duckedAtHalf = rig.rig.mainLevel()
+            let duckedAtHalf = try rig.rig.mainLevel()
 
             try await rig.wait("overlay stopped", timeout: .seconds(5)) { $0 == .playing(stream: overlay.id, false) }
             try await rig.recorder.record(for: .milliseconds(700))
-            let restored = rig.rig.mainLevel()
+            let restored = try rig.rig.mainLevel()
             // The host's volume ramps in the schedule's steps too, measured with the overlay gone (its
             // tone would leak into the main's level in 256-frame windows).
             let volumeStart = rig.recorder.mark()
             rig.session.mainVolume = 1
             try await rig.recorder.record(for: .milliseconds(400))
-            let volumeStep = rig.largestStep(mainTone, in: volumeStart..<rig.recorder.mark())
+            let volumeStep = try rig.largestStep(mainTone, in: volumeStart..<rig.recorder.mark())
             // An adopted node is a member of the session from its first properties: never other audio.
             let otherAudio = rig.rig.events.dropFirst(eventsBefore).filter {
                 if case .otherAudioChanged = $0 { true } else { false }
@@ -89,14 +89,14 @@ extension DaemonTests {
             let duckStart = rig.recorder.mark()
             let duck = rig.session.duck(owner: "feed")
             try await rig.recorder.record(for: .milliseconds(400))
-            let ducked = rig.rig.mainLevel()
+            let ducked = try rig.rig.mainLevel()
             let duckEnd = rig.recorder.mark()
             duck.release()
             try await rig.recorder.record(for: .milliseconds(700))
-            let restored = rig.rig.mainLevel()
+            let restored = try rig.rig.mainLevel()
             let restoreEnd = rig.recorder.mark()
-            let duckStep = rig.largestStep(mainTone, in: duckStart..<duckEnd)
-            let restoreStep = rig.largestStep(mainTone, in: duckEnd..<restoreEnd)
+            let duckStep = try rig.largestStep(mainTone, in: duckStart..<duckEnd)
+            let restoreStep = try rig.largestStep(mainTone, in: duckEnd..<restoreEnd)
 
             // The same change as one step, from outside (the engine takes it as the user's volume:
             // close the adoption first so nothing answers it).
@@ -105,8 +105,8 @@ extension DaemonTests {
             let singleStart = rig.recorder.mark()
             Daemon.run("pw-cli", ["set-param", "\(node)", "Props", "{ channelVolumes: [ 0.1, 0.1 ] }"])
             try await rig.recorder.record(for: .milliseconds(400))
-            let singleStep = rig.largestStep(mainTone, in: singleStart..<rig.recorder.mark())
-            let afterSingle = rig.rig.mainLevel()
+            let singleStep = try rig.largestStep(mainTone, in: singleStart..<rig.recorder.mark())
+            let afterSingle = try rig.rig.mainLevel()
 
             // The same duck on one of our own streams, ramped per sample in the process.
             rig.end(gst)
@@ -118,7 +118,7 @@ extension DaemonTests {
             let ownDuck = rig.session.duck(owner: "feed")
             try await rig.recorder.record(for: .milliseconds(400))
             ownDuck.release()
-            let ownStep = rig.largestStep(mainTone, in: ownStart..<rig.recorder.mark())
+            let ownStep = try rig.largestStep(mainTone, in: ownStart..<rig.recorder.mark())
             print(
                 "[measure] our own stream's per-sample duck, largest step per 256 frames: \(ownStep) dB")
             print(
@@ -154,10 +154,10 @@ extension DaemonTests {
                 if case .userVolume(_, _, let v) = $0 { abs(v - 0.125) < 1e-4 } else { false }
             }
             try await rig.recorder.record(for: .milliseconds(400))
-            let duckedAtUserVolume = rig.rig.mainLevel()
+            let duckedAtUserVolume = try rig.rig.mainLevel()
             duck.release()
             try await rig.recorder.record(for: .milliseconds(700))
-            let restored = rig.rig.mainLevel()
+            let restored = try rig.rig.mainLevel()
             let userLevel = mainLevel + LevelMeter.decibels(0.125)
             print("[adoption] user volume during a duck: ducked \(duckedAtUserVolume), restored \(restored) dBFS")
             #expect(abs(rig.session.snapshot.mainVolume - 0.125) < 1e-4)
@@ -179,18 +179,18 @@ extension DaemonTests {
             rig.session.pause()
             try await rig.wait("pause requested") { $0 == .pauseRequested(stream: main.id, true) }
             try await rig.recorder.record(for: .milliseconds(400))
-            let paused = rig.rig.mainLevel()
+            let paused = try rig.rig.mainLevel()
             rig.session.play()
             try await rig.wait("resume requested") { $0 == .pauseRequested(stream: main.id, false) }
             try await rig.recorder.record(for: .milliseconds(400))
-            let resumed = rig.rig.mainLevel()
+            let resumed = try rig.rig.mainLevel()
             // An interruption suspends the engine: the adopted node goes silent too, and comes back.
             rig.session.handle(.interruptionBegan)
             try await rig.recorder.record(for: .milliseconds(400))
-            let interrupted = rig.rig.mainLevel()
+            let interrupted = try rig.rig.mainLevel()
             rig.session.handle(.interruptionEnded(shouldResume: true))
             try await rig.recorder.record(for: .milliseconds(500))
-            let afterInterruption = rig.rig.mainLevel()
+            let afterInterruption = try rig.rig.mainLevel()
             print(
                 "[adoption] paused \(paused), resumed \(resumed), interrupted \(interrupted), "
                     + "after the interruption \(afterInterruption) dBFS")
@@ -212,13 +212,13 @@ extension DaemonTests {
             }
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1, timeout: .seconds(10))
             try await rig.recorder.record(for: .milliseconds(300))
-            let before = rig.rig.mainLevel()
+            let before = try rig.rig.mainLevel()
             let duck = rig.session.duck(owner: "feed")
             try await rig.recorder.record(for: .milliseconds(400))
-            let ducked = rig.rig.mainLevel()
+            let ducked = try rig.rig.mainLevel()
             duck.release()
             try await rig.recorder.record(for: .milliseconds(700))
-            let restored = rig.rig.mainLevel()
+            let restored = try rig.rig.mainLevel()
             print("[adoption] mpv: \(adopted); before \(before), ducked \(ducked), restored \(restored) dBFS")
             #expect(abs(ducked - (before - 20)) < 0.5)
             #expect(abs(restored - before) < 0.5)
@@ -244,7 +244,7 @@ extension DaemonTests {
             try await rig.wait("second node adopted", after: index) { if case .adopted = $0 { true } else { false } }
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 21)
             try await rig.recorder.record(for: .milliseconds(300))
-            let recreated = rig.rig.mainLevel()
+            let recreated = try rig.rig.mainLevel()
 
             let restart = Daemon.script("restart")
             try #require(restart.status == 0, "\(restart.output)")
@@ -256,7 +256,7 @@ extension DaemonTests {
             }
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 21, timeout: .seconds(10))
             try await rig.recorder.record(for: .milliseconds(300))
-            let restarted = rig.rig.mainLevel()
+            let restarted = try rig.rig.mainLevel()
             print("[adoption] ducked main re-created \(recreated), after a daemon restart \(restarted) dBFS")
             #expect(abs(recreated - (mainLevel - 20)) < 0.5)
             #expect(abs(restarted - (mainLevel - 20)) < 0.5, "adoption events: \(rig.log.all)")

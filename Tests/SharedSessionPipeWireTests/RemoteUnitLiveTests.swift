@@ -25,7 +25,7 @@ extension DaemonTests {
             _ = try rig.openMain()
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.record(for: .milliseconds(300))
-            let before = rig.mainLevel()
+            let before = try rig.mainLevel()
 
             // The in-process twin, heard in the same run: the host's own duck to -19 dB.
             let localMark = rig.recorder.mark()
@@ -47,7 +47,7 @@ extension DaemonTests {
                 let duckMark = rig.recorder.mark()
                 #expect(try unit.ask("duck").hasPrefix("ok lease"))
                 try await rig.recorder.record(for: .milliseconds(400))
-                let ducked = rig.mainLevel()
+                let ducked = try rig.mainLevel()
                 #expect(abs(ducked - before + 20) <= 0.5, "cycle \(cycle): ducked \(ducked - before) dB")
                 let reached = try #require(
                     meter.firstWindowEnd(
@@ -58,7 +58,7 @@ extension DaemonTests {
                 unit.kill()
                 let killMark = rig.recorder.mark()
                 try await rig.recorder.record(for: .milliseconds(800))
-                let restored = rig.mainLevel()
+                let restored = try rig.mainLevel()
                 #expect(abs(restored - before) <= 0.5, "cycle \(cycle): restored to \(restored - before) dB")
                 let samples = rig.recorder.samples
                 let start = try #require(

@@ -153,7 +153,7 @@ extension RemoteTests {
                 let remote = try RemoteSession(path: rig.server.path, owner: "conformance")
                 let session = rig.session
                 return OverlayAudioConformance.Subject(
-                    delegate: remote.makeDelegate(),
+                    delegate: remote.makeDelegate(), duckLevel: 0.1,
                     observe: {
                         _ = rig
                         let snapshot = session.snapshot
@@ -161,6 +161,17 @@ extension RemoteTests {
                             $0 == session.policy.voiceConfiguration ? .voice : .generic
                         }
                         return .init(isActive: snapshot.isActive, activeType: type, mainVolume: snapshot.mainGain)
+                    },
+                    observeEngine: {
+                        // What a listener hears: render past the longest fade (the 400 ms restore), then
+                        // the gain the render side reached, and whether the constant main went silent.
+                        let scene = rig.scene
+                        let stem = (try? scene.engine.render(duration: .milliseconds(450)).stem(scene.main)) ?? []
+                        let gain = scene.engine.currentGain(of: scene.main.id) ?? 0
+                        let silent = stem.suffix(960).allSatisfy { $0 == 0 }
+                        return .init(
+                            isActive: scene.engine.activeConfiguration != nil, mainGain: gain,
+                            mainPaused: stem.isEmpty || (silent && gain > 0))
                     },
                     setHostVolume: { session.mainVolume = $0 })
             }
