@@ -125,22 +125,39 @@ struct ModelBasedTests {
         }
         var current = sequence
         var message = failure(current) ?? "(the sequence passed when run again: not reproducible)"
-        var chunk = max(current.count / 2, 1)
-        while chunk >= 1 {
-            var removedAny = false
-            var start = 0
-            while start < current.count {
-                var candidate = current
-                candidate.removeSubrange(start..<min(start + chunk, candidate.count))
-                if let what = failure(candidate) {
-                    current = candidate
-                    message = what
-                    removedAny = true
-                } else {
-                    start += chunk
+        var changed = true
+        while changed {
+            changed = false
+            // Remove steps: halves, then quarters, down to single steps.
+            var chunk = max(current.count / 2, 1)
+            while chunk >= 1 {
+                var start = 0
+                while start < current.count {
+                    var candidate = current
+                    candidate.removeSubrange(start..<min(start + chunk, candidate.count))
+                    if let what = failure(candidate) {
+                        current = candidate
+                        message = what
+                        changed = true
+                    } else {
+                        start += chunk
+                    }
+                }
+                chunk = chunk == 1 ? 0 : chunk / 2
+            }
+            // Simplify what is left: no hold, the policy's level, the unlimited unit, plain streams.
+            for index in current.indices {
+                for simpler in current[index].simpler {
+                    var candidate = current
+                    candidate[index] = simpler
+                    if let what = failure(candidate) {
+                        current = candidate
+                        message = what
+                        changed = true
+                        break
+                    }
                 }
             }
-            if !removedAny || chunk > 1 { chunk = chunk == 1 ? 0 : max(chunk / 2, 1) }
         }
         // Cut what follows the first failing step.
         let runner = Runner(policy: policy)
@@ -204,6 +221,44 @@ enum Step: Hashable, CustomStringConvertible {
     /// A volume set from outside on the main stream (`overlay` nil) or the n-th overlay.
     case externalVolume(overlay: Int?, Float)
     case close
+
+    /// Simpler forms of the step, tried by the shrinking: without a hold, at the policy's level, by the
+    /// unlimited unit, on a plain stream.
+    var simpler: [Step] {
+        switch self {
+        case .acquire(let type, let owner):
+            [.acquire(.generic, owner: owner), .acquire(type, owner: "free")].filter { $0 != self }
+        case .duck(let owner, let level, let hold):
+            [
+                .duck(owner: owner, level: level, holdMilliseconds: nil),
+                .duck(owner: owner, level: nil, holdMilliseconds: hold),
+                .duck(owner: "free", level: level, holdMilliseconds: hold),
+            ].filter { $0 != self }
+        case .pauseMain(let owner, let hold):
+            [.pauseMain(owner: owner, holdMilliseconds: nil), .pauseMain(owner: "free", holdMilliseconds: hold)]
+                .filter { $0 != self }
+        case .followActivity(let owner, let overlay, let level, let hold):
+            [
+                .followActivity(owner: owner, overlay: overlay, level: level, holdMilliseconds: nil),
+                .followActivity(owner: owner, overlay: overlay, level: nil, holdMilliseconds: hold),
+                .followActivity(owner: "free", overlay: overlay, level: level, holdMilliseconds: hold),
+                .followActivity(owner: owner, overlay: nil, level: level, holdMilliseconds: hold),
+            ].filter { $0 != self }
+        case .openMain(let music, let exempt):
+            [.openMain(backgroundMusic: false, exempt: exempt), .openMain(backgroundMusic: music, exempt: false)]
+                .filter { $0 != self }
+        case .openOverlay(let owner, let volume, let music):
+            [
+                .openOverlay(owner: nil, volume: volume, backgroundMusic: music),
+                .openOverlay(owner: owner, volume: 1, backgroundMusic: music),
+                .openOverlay(owner: owner, volume: volume, backgroundMusic: false),
+            ].filter { $0 != self }
+        case .setMainVolume(let volume): volume == 0.5 ? [] : [.setMainVolume(0.5)]
+        case .dropLease(let n): [.releaseLease(n)]
+        case .dropDuck(let n): [.releaseDuck(n)]
+        default: []
+        }
+    }
 
     var description: String {
         switch self {
