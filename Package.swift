@@ -101,6 +101,8 @@ let package = Package(
                 "SharedSessionTesting",
                 "SharedSessionTestSupport",
                 "CRealtimeProbe",
+                // The model-based test gives its thousands of sessions a logger that discards.
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

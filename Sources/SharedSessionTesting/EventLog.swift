@@ -58,6 +58,11 @@ public final class EventLog<Event: Sendable>: Sendable {
     /// How many events the log holds: a mark to wait ``wait(timeout:after:for:)`` for what comes next.
     public var count: Int { state.withLock { $0.events.count } }
 
+    /// How many calls of ``wait(timeout:after:for:)`` are suspended, waiting for an event that has not
+    /// come yet: for a test that must append (or cancel) only once a wait has begun, instead of
+    /// sleeping and hoping it has.
+    public var pendingWaits: Int { state.withLock { $0.waiters.count } }
+
     /// The events so far that match `isIncluded`, in order.
     public func filter(_ isIncluded: (Event) -> Bool) -> [Event] {
         state.withLock { state in state.events }.filter(isIncluded)

@@ -60,7 +60,7 @@ extension DaemonTests {
                     + "\(movie.underrunCount) underruns; data thread over \(counted) callbacks "
                     + "(\(inCallbacks.callbacks) buffers): \(counts.allocations) allocations, \(counts.frees) frees, "
                     + "\(counts.locks) locks; inside the callbacks \(inCallbacks.syscalls) system calls")
-            #expect(abs(level - mainLevel) < 0.5)
+            #expect(abs(level - mainLevel) < 0.1, "measured: 0.0053 dB off (three runs)")
             // The clock runs at the sound server's pace: within a quantum or two of the wall clock.
             #expect(abs((clockAdvance - wall) / .milliseconds(1)) < 60)
             #expect(movie.clock >= .seconds(10))

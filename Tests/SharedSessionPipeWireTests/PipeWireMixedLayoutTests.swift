@@ -98,11 +98,11 @@ extension DaemonTests {
             #expect(withTarget.count == 3)
             #expect(withTarget.contains { $0.hasSuffix(".\(targeted.rawValue)") })
             #expect(mainOnly.count == 1)
-            #expect(abs(mainStill - mainLevel) <= 0.5)
+            #expect(abs(mainStill - mainLevel) <= 0.1, "measured: 0.0000001 dB off")
         }
 
         @Test(
-            "daemon, mixed layout: an overlay's duck drops the main 20 dB and the restore brings it back, within 0.5 dB; two overlays on the bus play at their own levels and sum"
+            "daemon, mixed layout: an overlay's duck drops the main 20 dB and the restore brings it back, within 0.1 dB; two overlays on the bus play at their own levels and sum"
         )
         func duckAndSum() async throws {
             let rig = try SessionRig(layout: .mixedOverlays)
@@ -141,13 +141,15 @@ extension DaemonTests {
                 "[measure] mixed layout session: main \(before) -> ducked \(ducked - before) dB -> restored "
                     + "\(restored - before) dB; overlays \(first) and \(secondLevel) dBFS, mix \(total) dBFS "
                     + "(expected \(expectedTotal)); first overlay's largest drift \(overlayDrift) dB")
-            #expect(abs(before - mainLevel) <= 0.5)
-            #expect(abs(ducked - before + 20) <= 0.5)
-            #expect(abs(restored - before) <= 0.5)
-            #expect(abs(first - overlayLevel) <= 0.5)
-            #expect(abs(secondLevel - LevelMeter.decibels(0.125)) <= 0.5)
-            #expect(abs(total - expectedTotal) <= 0.5)
-            #expect(overlayDrift <= 0.5, "the overlay is not ducked")
+            // Measured on a private daemon (three runs): every level within 0.00001 dB of its target but the
+            // overlay's drift across 100 ms windows, 0.0098 dB. The recording is float end to end: 0.1 dB.
+            #expect(abs(before - mainLevel) <= 0.1)
+            #expect(abs(ducked - before + 20) <= 0.1)
+            #expect(abs(restored - before) <= 0.1)
+            #expect(abs(first - overlayLevel) <= 0.1)
+            #expect(abs(secondLevel - LevelMeter.decibels(0.125)) <= 0.1)
+            #expect(abs(total - expectedTotal) <= 0.1)
+            #expect(overlayDrift <= 0.1, "the overlay is not ducked")
             second.close()
             lease.release()
         }
@@ -192,7 +194,7 @@ extension DaemonTests {
             )
             #expect(step < 0.05, "a click: a step of \(step)")
             #expect(closedAfter < -80)
-            #expect(abs(otherAfterClose - LevelMeter.decibels(0.2)) <= 0.5)
+            #expect(abs(otherAfterClose - LevelMeter.decibels(0.2)) <= 0.1)
             #expect(silence < -80)
             #expect(nodes.count == 1, "the bus, or the paused overlay's own node, stays for the paused overlay")
         }
@@ -230,7 +232,7 @@ extension DaemonTests {
             )
             #expect(Set(reported.map(\.0)) == [overlayID, second], "one report per overlay, none for the main")
             #expect(reported.allSatisfy { abs($0.1 - 0.125) < 0.01 }, "wpctl's 0.5 is cubic: 0.125 linear")
-            #expect(abs(level - overlayLevel) < 0.5, "PipeWire's volume on the bus is back at 1")
+            #expect(abs(level - overlayLevel) < 0.1, "PipeWire's volume on the bus is back at 1")
         }
 
         @Test(
@@ -270,11 +272,12 @@ extension DaemonTests {
             print(
                 "[measure] mixed layout daemon restart: main ducked \(ducked) -> after \(main) -> restored "
                     + "\(restored) dBFS; overlays \(first), \(secondLevel) dBFS; nodes \(nodes)")
-            #expect(abs(ducked - mainLevel + 20) <= 0.5)
-            #expect(abs(main - ducked) <= 0.5, "still ducked after the restart")
-            #expect(abs(first - overlayLevel) <= 0.5)
-            #expect(abs(secondLevel - LevelMeter.decibels(0.125)) <= 0.5)
-            #expect(abs(restored - mainLevel) <= 0.5)
+            // Measured (three runs): every level within 0.000001 dB of its target, before and after the restart.
+            #expect(abs(ducked - mainLevel + 20) <= 0.1)
+            #expect(abs(main - ducked) <= 0.1, "still ducked after the restart")
+            #expect(abs(first - overlayLevel) <= 0.1)
+            #expect(abs(secondLevel - LevelMeter.decibels(0.125)) <= 0.1)
+            #expect(abs(restored - mainLevel) <= 0.1)
             #expect(nodes.count == 2, "main and the bus: \(nodes)")
             second.close()
             lease.release()

@@ -51,10 +51,13 @@ extension DaemonTests {
                 "[measure] late session manager: daemon and WirePlumber up \(restartedAfter.milliseconds) ms after the kill, "
                     + "ducked main back in the recording \(backAfter.milliseconds) ms after it (frame \(backMark)) at \(afterRestart) dBFS"
             )
-            #expect(abs(afterRestart - ducked) <= 0.5, "still ducked after the restart")
+            // Measured (three runs): the same ducked level to 0.0000001 dB, restored to 0.0000001 dB.
+            #expect(abs(afterRestart - ducked) <= 0.1, "still ducked after the restart")
             duck.release()
             try await rig.recorder.record(for: .milliseconds(700))
-            #expect(try abs(rig.mainLevel() - mainLevel) <= 0.5)
+            let restored = try rig.mainLevel()
+            print("[measure] late session manager: restored main \(restored - mainLevel) dB from its level")
+            #expect(abs(restored - mainLevel) <= 0.1)
             lease.release()
         }
     }

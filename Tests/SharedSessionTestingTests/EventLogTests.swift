@@ -5,18 +5,31 @@ import Testing
 
 @Suite("EventLog")
 struct EventLogTests {
+    /// Whether `condition` came true within 5 s, checked between yields to the other tasks (no sleep).
+    static func waitUntil(_ condition: () -> Bool) async -> Bool {
+        let end = ContinuousClock.now + .seconds(5)
+        while !condition() {
+            guard ContinuousClock.now < end else { return false }
+            await Task.yield()
+        }
+        return true
+    }
+
     @Test("wait returns an event already logged at once, and one that arrives later from another task")
     func waitFindsPastAndFutureEvents() async {
         let log = EventLog<Int>()
         log.append(1)
         #expect(await log.wait { $0 == 1 } == 1)
+        // The feeder appends only once the wait below is suspended, so the event does arrive later.
         let feeder = Task {
-            try? await Task.sleep(for: .milliseconds(30))
+            let began = await Self.waitUntil { log.pendingWaits == 1 }
             log.append(2)
             log.append(3)
+            return began
         }
         #expect(await log.wait(timeout: .seconds(5)) { $0 >= 3 } == 3)
-        await feeder.value
+        #expect(await feeder.value, "the wait never suspended")
+        #expect(log.pendingWaits == 0)
         #expect(log.all == [1, 2, 3])
         #expect(log.filter { $0 > 1 } == [2, 3])
         #expect(log.count == 3)
@@ -46,9 +59,13 @@ struct EventLogTests {
     func cancelledWait() async {
         let log = EventLog<Int>()
         let waiter = Task { await log.wait(timeout: .seconds(30)) { $0 == 1 } }
-        try? await Task.sleep(for: .milliseconds(20))
+        // Cancelled once suspended: the cancellation handler, not the check before suspending, ends it.
+        #expect(await Self.waitUntil { log.pendingWaits == 1 }, "the wait never suspended")
+        let start = ContinuousClock.now
         waiter.cancel()
         #expect(await waiter.value == nil)
+        #expect(ContinuousClock.now - start < .seconds(5), "returned on cancellation, not at its 30 s timeout")
+        #expect(log.pendingWaits == 0)
     }
 
     @Test("a log of a session receives its events in order and waits for a kind")

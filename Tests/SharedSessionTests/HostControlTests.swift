@@ -14,14 +14,11 @@ struct HostControlTests {
         try SessionPolicy(unitLimits: limits, defaultUnitLimits: defaultLimits)
     }
 
-    /// Waits up to `timeout` for `condition`, checking every 5 ms.
-    static func waitFor(_ timeout: Duration = .seconds(3), _ condition: () -> Bool) async throws -> Bool {
-        let end = ContinuousClock.now + timeout
-        while ContinuousClock.now < end {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
+    /// Waits up to 3 s for an event of `events` matching `predicate`; whether it came.
+    static func waitFor(
+        _ events: RecordingDelegate, _ predicate: @escaping @Sendable (SessionEvent.Kind) -> Bool
+    ) async -> Bool {
+        await events.log.wait(timeout: .seconds(3)) { predicate($0.kind) } != nil
     }
 
     @Test("a duck deeper than the unit's limit is granted at the limit, and the event names the limit")
@@ -136,8 +133,8 @@ struct HostControlTests {
         scene.session.delegate = events
         let duck = try scene.session.duck(DuckRequest(owner: "feed", maximumHold: .milliseconds(150)))
         let deadline = try #require(scene.session.snapshot.ducks.first?.deadline)
-        let expired = try await Self.waitFor {
-            events.kinds.contains { if case .duckExpired(let info) = $0 { info.owner == "feed" } else { false } }
+        let expired = await Self.waitFor(events) {
+            if case .duckExpired(let info) = $0 { info.owner == "feed" } else { false }
         }
         #expect(expired)
         #expect(ContinuousClock.now >= deadline)
@@ -165,8 +162,14 @@ struct HostControlTests {
         #expect(ducks.count == 2)
         #expect(ducks[0].appliedLimits == [.maximumHold(.milliseconds(100))])
         #expect(ducks[1].appliedLimits == [], "its own 50 ms is within the limit")
-        let released = try await Self.waitFor { session.snapshot.ducks.isEmpty }
-        #expect(released)
+        // Both expire: a duckExpired event for each.
+        for id in [own.id, forgotten.id] {
+            let released = await Self.waitFor(events) {
+                if case .duckExpired(let info) = $0 { info.id == id } else { false }
+            }
+            #expect(released, "no duckExpired for \(id) within 3 s")
+        }
+        #expect(session.snapshot.ducks.isEmpty)
         #expect(!session.snapshot.isMainPaused)
         let expired = events.kinds.compactMap { if case .duckExpired(let info) = $0 { info.id } else { nil } }
         // They expire in the order of their deadlines. Which deadline is first is read from the
@@ -184,12 +187,19 @@ struct HostControlTests {
     @Test("the snapshot says who is ducking the movie, since when, and until when")
     func duckReport() throws {
         let session = SharedSession(engine: RecordingEngine())
+        let before = ContinuousClock.now
         let duck = try session.duck(DuckRequest(owner: "watch-party", maximumHold: .seconds(60)))
         let snapshot = session.snapshot
+        let after = ContinuousClock.now
         let info = try #require(snapshot.ducks.first)
         #expect(info.owner == "watch-party")
-        #expect(snapshot.age(of: info) >= .zero)
-        #expect(try #require(snapshot.timeLeft(of: info)) <= .seconds(60))
+        // Since when: the request's time, read within this test; the age runs from it to the snapshot.
+        #expect(info.acquiredAt >= before && info.acquiredAt <= snapshot.takenAt && snapshot.takenAt <= after)
+        #expect(snapshot.age(of: info) == snapshot.takenAt - info.acquiredAt)
+        #expect(snapshot.age(of: info) <= after - before)
+        // Until when: the hold from the request on, and what is left of it at the snapshot.
+        #expect(info.deadline == info.acquiredAt + .seconds(60))
+        #expect(snapshot.timeLeft(of: info) == .seconds(60) - snapshot.age(of: info))
         #expect(snapshot.duckReport.count == 1)
         #expect(snapshot.duckReport[0].hasPrefix("watch-party: duck, held "))
         #expect(snapshot.duckReport[0].contains("released in"))
@@ -233,10 +243,8 @@ struct HostControlTests {
         bridge.requestAudioDucking()
         #expect(session.snapshot.isDucked)
         sdk = nil
-        let released = try await Self.waitFor {
-            events.kinds.contains { kind in
-                if case .unitReleased("feed", let reason) = kind { reason.contains("FeedSDK") } else { false }
-            }
+        let released = await Self.waitFor(events) { kind in
+            if case .unitReleased("feed", let reason) = kind { reason.contains("FeedSDK") } else { false }
         }
         #expect(released)
         #expect(!session.snapshot.isDucked)

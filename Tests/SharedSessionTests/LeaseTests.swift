@@ -39,12 +39,19 @@ struct LeaseTests {
 
     @Test("snapshot names the owners of live leases with type and age")
     func snapshotNamesOwners() throws {
+        let before = ContinuousClock.now
         let feed = try session.acquire(.generic, owner: "feed")
         let chat = try session.acquire(.voice, owner: "watch-party")
         let snapshot = session.snapshot
+        let after = ContinuousClock.now
         #expect(snapshot.owners == ["feed", "watch-party"])
         #expect(snapshot.leases.map(\.type) == [.generic, .voice])
-        #expect(snapshot.leases.allSatisfy { snapshot.age(of: $0) >= .zero })
+        // Each age is the time from the lease's acquisition to the snapshot, both read within this test.
+        #expect(snapshot.leases.allSatisfy { $0.acquiredAt >= before && $0.acquiredAt <= snapshot.takenAt })
+        #expect(snapshot.takenAt <= after)
+        #expect(snapshot.leases.allSatisfy { snapshot.age(of: $0) == snapshot.takenAt - $0.acquiredAt })
+        #expect(snapshot.leases[0].acquiredAt <= snapshot.leases[1].acquiredAt, "the older lease is the older")
+        #expect(snapshot.leases.allSatisfy { snapshot.age(of: $0) <= after - before })
         feed.release()
         chat.release()
     }

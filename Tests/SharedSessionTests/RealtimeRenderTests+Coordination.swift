@@ -5,8 +5,9 @@ import Testing
 
 @testable import SharedSession
 
-/// Leasing and ducking allocate only the lease object the caller gets back: no effect lists, event
-/// queues, closures or dictionary copies per call when no one listens for events (issue 7, figure 5).
+/// Leasing and ducking allocate only the lease object the caller gets back in an optimised build: no
+/// effect lists, event queues, closures or dictionary copies per call when no one listens for events
+/// (issue 7, figure 5). An unoptimised build (the CI's) is held to its own exact counts below.
 /// Counted by the probe in Tests/CRealtimeProbe around 1,000 pairs, on a session that already made
 /// ten pairs (warm-up: the buffers it keeps reach their size). In the real-time suite, whose probe
 /// conditions (and whose absence from the ThreadSanitizer pass of Scripts/test) they share.
@@ -37,7 +38,9 @@ extension RealtimeRenderTests {
         return (CRealtimeProbe_read().allocations, String(cString: CRealtimeProbe_lastCall()))
     }
 
-    @Test("an acquire+release pair allocates only its lease, however many leases are held", arguments: [1, 100])
+    @Test(
+        "an acquire+release pair allocates only its lease optimised (2 a pair unoptimised), however many are held",
+        arguments: [1, 100])
     func acquireAllocatesOnlyTheLease(held: Int) throws {
         try Probe.require()
         let (session, main, leases) = try CoordinationTests.session(held: held)
@@ -51,7 +54,9 @@ extension RealtimeRenderTests {
         _ = (main, leases)
     }
 
-    @Test("a duck+release pair allocates only its lease, and the main stream comes back", arguments: [1, 100])
+    @Test(
+        "a duck+release pair allocates only its lease optimised (6 a pair unoptimised); the main stream comes back",
+        arguments: [1, 100])
     func duckAllocatesOnlyTheLease(held: Int) throws {
         try Probe.require()
         let (session, main, leases) = try CoordinationTests.session(held: held)

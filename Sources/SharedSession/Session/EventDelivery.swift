@@ -19,7 +19,7 @@ final class EventDelivery: Sendable {
 
     private let state = Locked<State>(State())
     /// Whether a subscriber or a delegate is set: `State.hasReceivers` as of its last change, kept
-    /// beside the lock so an input can ask without taking it (`CoordinationCostTests.duckLockCount`:
+    /// beside the lock so an input can ask without taking it (`RealtimeRenderTests.duckLockCount`:
     /// a duck takes no delivery lock when no one listens). A delegate that went away since still
     /// counts (its events are dropped at delivery).
     private let receiversSet = Atomic<Bool>(false)

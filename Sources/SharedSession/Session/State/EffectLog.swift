@@ -3,8 +3,9 @@
 ///
 /// Events are built only when someone receives them (`emitsEvents`): the autoclosures mean an event
 /// with no receiver (and the lease or duck record copied into it) is never made. The coordination
-/// benchmark and `CoordinationCostTests` (an acquire or duck pair allocates only its lease) show both
-/// matter: building the events nobody gets was 4 of the 12 allocations of a duck pair before.
+/// benchmark and the allocation tests of `RealtimeRenderTests` (optimised, an acquire or duck pair
+/// allocates only its lease) show both matter: building the events nobody gets was 4 of the 12
+/// allocations of a duck pair before.
 struct EffectLog: Sendable {
     private(set) var effects: [SessionEffect] = []
     var emitsEvents = true

@@ -162,16 +162,32 @@ extension SessionState {
                 message: "a main stream (\(existing.descriptor.name), \(existing.id)) is already open: "
                     + "close it before opening \(descriptor.name), or open \(descriptor.name) as an overlay stream")
         }
-        return (streams.nextID, targets.target(isMain: isMain, descriptor: descriptor, volume: volume))
+        return (streams.nextID, openingTarget(descriptor, isMain: isMain, volume: volume))
     }
 
-    /// The engine opened a stream at the target ``opening(_:isMain:volume:)`` gave.
+    /// The gain and play state a stream starts at: its target once it is open, so a main stream marked
+    /// exempt or as background music starts where it will stay (not ducked or muted, then ramped). No
+    /// voice-activity duck: the engine opens a stream without one, and the settle after tells it.
+    private func openingTarget(_ descriptor: StreamDescriptor, isMain: Bool, volume: Float) -> StreamTarget {
+        var opened = self
+        opened.streams.add(
+            StreamReconciler.Record(
+                id: streams.nextID, descriptor: descriptor, isMain: isMain, owner: nil, volume: volume,
+                applied: StreamTarget(gain: 0, paused: false)))
+        var target = opened.targets.target(isMain: isMain, descriptor: descriptor, volume: volume)
+        target.activity = nil
+        return target
+    }
+
+    /// The engine opened a stream at the target ``opening(_:isMain:volume:)`` gave. The stream joins
+    /// the state inside the input, so what its opening changed (an exempt main stream is no longer
+    /// ducked) is reported like any other change.
     mutating func streamAdded(_ descriptor: StreamDescriptor, owner: String?, volume: Float, isMain: Bool) -> Outcome {
-        let target = targets.target(isMain: isMain, descriptor: descriptor, volume: volume)
         let record = StreamReconciler.Record(
-            id: streams.nextID, descriptor: descriptor, isMain: isMain, owner: owner, volume: volume, applied: target)
-        streams.add(record)
+            id: streams.nextID, descriptor: descriptor, isMain: isMain, owner: owner, volume: volume,
+            applied: openingTarget(descriptor, isMain: isMain, volume: volume))
         input(record.cause) { state in
+            state.streams.add(record)
             let info = state.info(of: record)
             state.log.emit(.streamOpened(info), record.cause)
         }

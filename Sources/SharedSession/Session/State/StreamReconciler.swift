@@ -25,7 +25,7 @@ struct StreamReconciler: Sendable {
     /// Where the main stream's record is, if one is open: kept as records come and go, so reading the
     /// main stream (several times per input) searches nothing. A search with a closure or a key path
     /// (`firstIndex(where: \.isMain)`) allocates its context in the unoptimised build, every input
-    /// (`CoordinationCostTests` bounds the allocations of a duck).
+    /// (`RealtimeRenderTests` bounds the allocations of a duck).
     private(set) var mainIndex: Int?
 
     var main: (id: StreamID, isExempt: Bool, isBackgroundMusic: Bool)? {
