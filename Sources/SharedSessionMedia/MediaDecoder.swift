@@ -247,7 +247,9 @@ final class MediaDecoder {
     /// so the first frame appended afterwards is the one at `seconds`.
     func seek(toSeconds seconds: Double) -> SessionError? {
         guard let format, let codec else { return nil }
-        let target = startTimestamp + Int64((seconds / Self.seconds(timeBase)).rounded(.down))
+        // In Double, clamped: a damaged file's time base and start can make the tick count overflow.
+        let unit = Self.seconds(timeBase)
+        let target = Self.clampedInt64(Double(startTimestamp) + (unit > 0 ? (seconds / unit).rounded(.down) : 0))
         var result = av_seek_frame(format, streamIndex, target, Int32(AVSEEK_FLAG_BACKWARD))
         if result < 0 {
             // Some demuxers refuse a keyframe seek (FLAC without a seek table near its end): try the
@@ -308,10 +310,15 @@ final class MediaDecoder {
         let timestamp = frame.pointee.best_effort_timestamp
         let length = Double(frame.pointee.nb_samples) / Double(max(1, frame.pointee.sample_rate))
         if timestamp != Self.noTimestamp {
-            let start = Double(timestamp - startTimestamp) * Self.seconds(timeBase)
+            // In Double: a damaged file's timestamps can be anything, their difference past Int64.
+            let start = (Double(timestamp) - Double(startTimestamp)) * Self.seconds(timeBase)
             if let target = dropUntil {
                 if start + length <= target { return .produced(0) }
-                if start < target { dropFrames = Int(((target - start) * Double(outputRate)).rounded()) }
+                if start < target {
+                    // At most a frame's worth matters; a damaged timestamp far before the target is clamped.
+                    let frames = ((target - start) * Double(outputRate)).rounded()
+                    dropFrames = Int(Self.clampedInt64(min(frames, Double(Int32.max))))
+                }
             } else if let expected = expectedStart, start - expected > Self.gapThreshold {
                 // Media the demuxer skipped: silence in its place keeps the clock on media time.
                 let missing = min(start - expected, 10)
@@ -421,8 +428,19 @@ final class MediaDecoder {
         rational.den == 0 ? 0 : Double(rational.num) / Double(rational.den)
     }
 
-    static func duration(seconds: Double) -> Duration {
-        .nanoseconds(Int64((seconds * 1e9).rounded()))
+    /// A track's length from what the file says, nil when that is no length at all: not a number,
+    /// negative, or beyond what a Duration of Int64 nanoseconds holds (292 years), as a damaged header says.
+    static func duration(seconds: Double) -> Duration? {
+        guard seconds.isFinite, seconds >= 0, seconds < 9e9 else { return nil }
+        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+
+    /// `value` as an Int64: NaN as 0, beyond the range at its nearest end (a damaged file's times).
+    static func clampedInt64(_ value: Double) -> Int64 {
+        guard !value.isNaN else { return 0 }
+        if value >= 9.2e18 { return .max }
+        if value <= -9.2e18 { return .min }
+        return Int64(value)
     }
 
     /// Frees what a failed init made (deinit does not run for an object whose init threw before

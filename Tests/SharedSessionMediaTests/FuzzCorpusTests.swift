@@ -4,7 +4,7 @@ import SharedSessionMedia
 import Testing
 
 /// The fuzzer's media files (Fuzz/Seeds/media, a small file of each container, and the minimized
-/// Fuzz/Corpus/media, see `Scripts/fuzz`) opened and played again without the fuzzer, as the fuzz
+/// Fuzz/Corpus/media, and the inputs of past findings in Fuzz/Regressions/media, see `Scripts/fuzz`) opened and played again without the fuzzer, as the fuzz
 /// target does: ten quanta, a seek to the middle, ten more. Each plays or is refused with a typed
 /// error. An input that once crashed, hung or leaked is kept in the corpus, so this is its regression test.
 @Suite("Media files of the fuzz corpus")
@@ -54,7 +54,7 @@ struct MediaFuzzCorpusTests {
 
     @Test("every corpus input plays or is refused with mediaUnreadable, noAudioTrack or fileError")
     func corpusPlaysOrIsRefused() throws {
-        let corpus = try Self.inputs("Fuzz/Corpus/media")
+        let corpus = try Self.inputs("Fuzz/Corpus/media") + Self.inputs("Fuzz/Regressions/media")
         #expect(corpus.count >= 10, "the fuzz corpus was not found under \(Self.root.path)")
         var played = 0
         var refused = 0
