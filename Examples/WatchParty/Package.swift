@@ -15,7 +15,9 @@ let package = Package(
     name: "WatchParty",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "watch-party", targets: ["WatchParty"])
+        .executable(name: "watch-party", targets: ["WatchParty"]),
+        // For the fuzzing package (Fuzz/), which feeds scene files to its parser.
+        .library(name: "WatchPartyKit", targets: ["WatchPartyKit"]),
     ],
     dependencies: [
         .package(name: "SharedSession", path: "../.."),

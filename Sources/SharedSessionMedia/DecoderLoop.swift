@@ -419,9 +419,14 @@ final class DecoderLoop: @unchecked Sendable {
         }
     }
 
-    private static func seconds(_ value: Double) -> String {
-        let milliseconds = Int((value * 1000).rounded())
+    /// A time in seconds to the millisecond, for messages. A damaged file's timestamps can say anything:
+    /// negative times keep their sign, and a time no Int can count in milliseconds (or not a number)
+    /// is written as it is.
+    static func seconds(_ value: Double) -> String {
+        guard value.isFinite, value.magnitude < 1e15 else { return "\(value) s" }
+        let milliseconds = Int((value.magnitude * 1000).rounded())
         let fraction = String(milliseconds % 1000)
-        return "\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
+        let sign = value < 0 && milliseconds > 0 ? "-" : ""
+        return "\(sign)\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
     }
 }

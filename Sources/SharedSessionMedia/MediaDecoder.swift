@@ -321,8 +321,10 @@ final class MediaDecoder {
         if from <= 0 {
             timestamp = startTimestamp
         } else {
-            let ticks = (Double(from) / Double(rate) / Self.seconds(timeBase)).rounded(.down)
-            timestamp = (origin ?? startTimestamp) + Int64(ticks)
+            // In Double, clamped: a damaged file's time base and start can make the tick count overflow.
+            let unit = Self.seconds(timeBase)
+            let ticks = unit > 0 ? (Double(from) / Double(rate) / unit).rounded(.down) : 0
+            timestamp = Self.clampedInt64(Double(origin ?? startTimestamp) + ticks)
         }
         var result = av_seek_frame(format, streamIndex, timestamp, Int32(AVSEEK_FLAG_BACKWARD))
         if result < 0 {
@@ -396,9 +398,13 @@ final class MediaDecoder {
             firstFrameLength = length
         }
         // Where the frame starts in media time, in samples at its rate, as its timestamp says.
+        // In Double: a damaged file's timestamps can be anything, their difference past Int64; a place
+        // no Int can hold (past 2^52 samples) is no place at all.
         let stated: Double? =
             timestamp == Self.noTimestamp
-            ? nil : Double(timestamp - (origin ?? startTimestamp)) * Self.seconds(timeBase) * Double(rate)
+            ? nil
+            : ((Double(timestamp) - Double(origin ?? startTimestamp)) * Self.seconds(timeBase) * Double(rate))
+                .nilUnlessPlace
         if var plan = seekPlan, plan.rate == rate {
             guard let position = placeAfterSeek(stated: stated, next: plan.next, rate: rate) else {
                 // No timestamp to place it by: play from here.
@@ -599,8 +605,19 @@ final class MediaDecoder {
         rational.den == 0 ? 0 : Double(rational.num) / Double(rational.den)
     }
 
-    static func duration(seconds: Double) -> Duration {
-        .nanoseconds(Int64((seconds * 1e9).rounded()))
+    /// A track's length from what the file says, nil when that is no length at all: not a number,
+    /// negative, or beyond what a Duration of Int64 nanoseconds holds (292 years), as a damaged header says.
+    static func duration(seconds: Double) -> Duration? {
+        guard seconds.isFinite, seconds >= 0, seconds < 9e9 else { return nil }
+        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+
+    /// `value` as an Int64: NaN as 0, beyond the range at its nearest end (a damaged file's times).
+    static func clampedInt64(_ value: Double) -> Int64 {
+        guard !value.isNaN else { return 0 }
+        if value >= 9.2e18 { return .max }
+        if value <= -9.2e18 { return .min }
+        return Int64(value)
     }
 
     /// Frees what a failed init made (deinit does not run for an object whose init threw before
@@ -631,4 +648,10 @@ final class MediaDecoder {
             if format != nil { avformat_close_input(&format) }
         }
     }
+}
+
+extension Double {
+    /// Self when it can be a sample position (finite, within ±2^52), else nil: a damaged file's
+    /// timestamps must not trap an Int conversion.
+    fileprivate var nilUnlessPlace: Double? { isFinite && abs(self) < 0x1p52 ? self : nil }
 }

@@ -1,13 +1,12 @@
 import Dispatch
 import SharedSession
-import Synchronization
 
 /// Hands engine events to the session's handler on a serial queue of its own, so the handler runs
 /// on a thread holding none of the engine's locks and never inside an engine method (the session
 /// reacts by calling the engine again). Events keep the order they were emitted in.
 final class EventDelivery: Sendable {
     private let queue: DispatchQueue
-    private let handler = Mutex<(@Sendable (EngineEvent) -> Void)?>(nil)
+    private let handler = Locked<(@Sendable (EngineEvent) -> Void)?>(nil)
 
     init(label: String) {
         queue = DispatchQueue(label: label)

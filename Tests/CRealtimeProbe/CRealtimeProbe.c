@@ -7,14 +7,26 @@
 // thread can run at the same time without reading or resetting each other's counts.
 //
 // What the wrappers cannot see, and what covers it:
-// - An uncontended Synchronization.Mutex is one compare-exchange inlined into the caller, no call at
-//   all. The package's own lock type, `Locked`, calls a hook the tests set to CRealtimeProbe_noteLock,
-//   so each of its acquisitions counts as a lock; a contended Mutex waits through syscall(SYS_futex),
-//   which counts as a system call.
+// - An uncontended Synchronization.Mutex is one compare-exchange inlined into the caller (Swift 6.3's
+//   _MutexHandle.lock() is @_alwaysEmitIntoClient/@_transparent and calls nothing until the word is
+//   taken), no call at all, so no interposed symbol can see it. The package's own lock type, `Locked`,
+//   calls a hook the tests set to CRealtimeProbe_noteLock, so each of its acquisitions counts as a
+//   lock, and a test (RealtimeRenderTests, "every lock of the package is a Locked") fails if any
+//   source file outside Locked.swift uses a Mutex directly. A contended Mutex waits through
+//   syscall(SYS_futex), which counts as a system call.
+// - Buffered stdio writes (printf and its kin, fputs, fwrite, Swift's print, swift-log's stream
+//   handler) mostly never reach the kernel: the stdio entry points are wrapped below and each call
+//   counts as a system call (it may flush, and it takes the FILE's lock), so a render path that
+//   logs is caught at its first line, not at the buffer's flush.
 // - glibc's internal calls (a pthread mutex's futex, eventfd_write's write) do not go through the
 //   symbol table; the public entry points that lead to them are wrapped instead (pthread locks,
 //   eventfd_read/eventfd_write), and CRealtimeProbe_voluntarySwitches sees any wait that blocked.
 #define _GNU_SOURCE
+// The wrappers below define stdio functions that glibc's headers also offer as inline functions in an
+// optimized build (putchar, vprintf): without inlines the headers only declare them.
+#ifndef __NO_INLINE__
+#define __NO_INLINE__ 1
+#endif
 #include "CRealtimeProbe.h"
 
 #include <dlfcn.h>
@@ -26,6 +38,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -55,6 +68,9 @@ static __thread int armed __attribute__((tls_model("initial-exec")));
 // (Swift Testing runs them in parallel) never add to each other's.
 static __thread CRealtimeProbe_Counts counts __attribute__((tls_model("initial-exec")));
 static __thread const char *last_call __attribute__((tls_model("initial-exec")));
+// The last call of each kind on the armed thread: names the culprit of each counter, not only the
+// latest of all (a broken source that allocates and frees is named by its malloc, not by its free).
+static __thread CRealtimeProbe_LastCalls last_calls __attribute__((tls_model("initial-exec")));
 // Set on a thread between a pw_stream_dequeue_buffer that returned a buffer and its queue_buffer.
 static __thread int in_callback __attribute__((tls_model("initial-exec")));
 static _Atomic(pthread_t) watched;
@@ -68,7 +84,7 @@ static inline int is_watched(void) {
 }
 
 #define COUNT(counter, name) do { \
-        if (armed) { counts.counter += 1; last_call = name; } \
+        if (armed) { counts.counter += 1; last_call = name; last_calls.counter = name; } \
         else if (is_watched()) { \
             atomic_fetch_add_explicit(&watched_counts.counter, 1, memory_order_relaxed); \
             if (in_callback) { \
@@ -90,10 +106,20 @@ pthread_t CRealtimeProbe_currentThread(void) { return pthread_self(); }
 void CRealtimeProbe_reset(void) {
     memset(&counts, 0, sizeof counts);
     last_call = "";
+    CRealtimeProbe_LastCalls none = {"", "", "", ""};
+    last_calls = none;
 }
 
 CRealtimeProbe_Counts CRealtimeProbe_read(void) { return counts; }
 const char *CRealtimeProbe_lastCall(void) { return last_call ? last_call : ""; }
+CRealtimeProbe_LastCalls CRealtimeProbe_lastCalls(void) {
+    CRealtimeProbe_LastCalls result = last_calls;
+    if (!result.allocations) result.allocations = "";
+    if (!result.frees) result.frees = "";
+    if (!result.locks) result.locks = "";
+    if (!result.syscalls) result.syscalls = "";
+    return result;
+}
 
 static void reset_atomic(AtomicCounts *c) {
     atomic_store(&c->allocations, 0);
@@ -326,6 +352,106 @@ int openat(int dir, const char *path, int flags, ...) {
     return resolve_openat()(dir, path, flags, mode);
 }
 
+// MARK: buffered stdio writes: counted as system calls (each may flush with write(2), and each takes
+// the FILE's lock), so a log line on the render path is seen even when the buffer absorbs it
+
+NEXT(int, vfprintf, (FILE *, const char *, va_list))
+NEXT(int, vdprintf, (int, const char *, va_list))
+NEXT(int, __vfprintf_chk, (FILE *, int, const char *, va_list))
+NEXT(int, __vdprintf_chk, (int, int, const char *, va_list))
+
+int vfprintf(FILE *f, const char *format, va_list ap) {
+    COUNT(syscalls, "vfprintf");
+    return resolve_vfprintf()(f, format, ap);
+}
+int vprintf(const char *format, va_list ap) {
+    COUNT(syscalls, "vprintf");
+    return resolve_vfprintf()(stdout, format, ap);
+}
+int vdprintf(int fd, const char *format, va_list ap) {
+    COUNT(syscalls, "vdprintf");
+    return resolve_vdprintf()(fd, format, ap);
+}
+int printf(const char *format, ...) {
+    COUNT(syscalls, "printf");
+    va_list ap;
+    va_start(ap, format);
+    int result = resolve_vfprintf()(stdout, format, ap);
+    va_end(ap);
+    return result;
+}
+int fprintf(FILE *f, const char *format, ...) {
+    COUNT(syscalls, "fprintf");
+    va_list ap;
+    va_start(ap, format);
+    int result = resolve_vfprintf()(f, format, ap);
+    va_end(ap);
+    return result;
+}
+int dprintf(int fd, const char *format, ...) {
+    COUNT(syscalls, "dprintf");
+    va_list ap;
+    va_start(ap, format);
+    int result = resolve_vdprintf()(fd, format, ap);
+    va_end(ap);
+    return result;
+}
+// What code built with _FORTIFY_SOURCE (Debian's libraries) calls instead of the printf family.
+int __vfprintf_chk(FILE *f, int flag, const char *format, va_list ap) {
+    COUNT(syscalls, "__vfprintf_chk");
+    return resolve___vfprintf_chk()(f, flag, format, ap);
+}
+int __vprintf_chk(int flag, const char *format, va_list ap) {
+    COUNT(syscalls, "__vprintf_chk");
+    return resolve___vfprintf_chk()(stdout, flag, format, ap);
+}
+int __vdprintf_chk(int fd, int flag, const char *format, va_list ap) {
+    COUNT(syscalls, "__vdprintf_chk");
+    return resolve___vdprintf_chk()(fd, flag, format, ap);
+}
+int __printf_chk(int flag, const char *format, ...) {
+    COUNT(syscalls, "__printf_chk");
+    va_list ap;
+    va_start(ap, format);
+    int result = resolve___vfprintf_chk()(stdout, flag, format, ap);
+    va_end(ap);
+    return result;
+}
+int __fprintf_chk(FILE *f, int flag, const char *format, ...) {
+    COUNT(syscalls, "__fprintf_chk");
+    va_list ap;
+    va_start(ap, format);
+    int result = resolve___vfprintf_chk()(f, flag, format, ap);
+    va_end(ap);
+    return result;
+}
+int __dprintf_chk(int fd, int flag, const char *format, ...) {
+    COUNT(syscalls, "__dprintf_chk");
+    va_list ap;
+    va_start(ap, format);
+    int result = resolve___vdprintf_chk()(fd, flag, format, ap);
+    va_end(ap);
+    return result;
+}
+
+FORWARD(syscalls, size_t, fwrite, (const void *p, size_t size, size_t n, FILE *f), (p, size, n, f))
+FORWARD(syscalls, size_t, fwrite_unlocked, (const void *p, size_t size, size_t n, FILE *f), (p, size, n, f))
+FORWARD(syscalls, int, fputs, (const char *text, FILE *f), (text, f))
+FORWARD(syscalls, int, fputs_unlocked, (const char *text, FILE *f), (text, f))
+FORWARD(syscalls, int, fputc, (int c, FILE *f), (c, f))
+FORWARD(syscalls, int, putc, (int c, FILE *f), (c, f))
+FORWARD(syscalls, int, putchar, (int c), (c))
+FORWARD(syscalls, int, puts, (const char *text), (text))
+FORWARD(syscalls, int, fflush, (FILE *f), (f))
+FORWARD(syscalls, int, fflush_unlocked, (FILE *f), (f))
+// The FILE's lock: Swift's print takes stdout's with flockfile around its writes.
+NEXT(void, flockfile, (FILE *))
+void flockfile(FILE *f) {
+    COUNT(locks, "flockfile");
+    resolve_flockfile()(f);
+}
+FORWARD(locks, int, ftrylockfile, (FILE *f), (f))
+
 // MARK: the process-callback window on the watched thread (libpipewire's stream buffer calls)
 
 struct pw_stream;
@@ -400,6 +526,22 @@ __attribute__((constructor)) static void resolve_all(void) {
     resolve_ioctl();
     resolve_open();
     resolve_openat();
+    resolve_vfprintf();
+    resolve_vdprintf();
+    resolve___vfprintf_chk();
+    resolve___vdprintf_chk();
+    resolve_fwrite();
+    resolve_fwrite_unlocked();
+    resolve_fputs();
+    resolve_fputs_unlocked();
+    resolve_fputc();
+    resolve_putc();
+    resolve_putchar();
+    resolve_puts();
+    resolve_fflush();
+    resolve_fflush_unlocked();
+    resolve_flockfile();
+    resolve_ftrylockfile();
     resolve_pw_stream_dequeue_buffer();
     resolve_pw_stream_queue_buffer();
 }

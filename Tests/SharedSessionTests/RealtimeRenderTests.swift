@@ -39,7 +39,7 @@ struct RealtimeRenderTests {
     }
 
     @Test(
-        "a kernel that locks, allocates, reads a clock, writes, sleeps or waits on a contended Mutex fails the probe",
+        "a kernel that locks, allocates, reads a clock, writes, sleeps, waits on a contended Mutex, takes a pthread mutex or writes to a buffered FILE fails the probe, named",
         arguments: Fault.allCases)
     func brokenKernelFailsTheProbe(fault: Fault) throws {
         try Probe.require()
@@ -48,25 +48,43 @@ struct RealtimeRenderTests {
         print("[measure] render kernel with a source that \(fault): \(run.summary)")
         #expect(!run.isClean, "the probe missed \(fault)")
         #expect(run.audibleCallbacks == 32, "the broken kernel still rendered its tone")
+        // Every broken source is named: the last call the probe counted of the kind that broke the rule.
         switch fault {
         case .lockLocked:
             #expect(run.counts.locks >= 32, "one Locked acquisition per callback that pulled the source")
             #expect(run.lastCall == "Locked.withLock")
+            #expect(run.lastCalls.locks == "Locked.withLock")
         case .allocate:
             #expect(run.counts.allocations >= 32)
             #expect(run.counts.frees >= 32)
+            #expect(run.lastCalls.allocations == "malloc", "the array's buffer: swift_allocObject's malloc")
+            #expect(run.lastCalls.frees == "free")
         case .readClock:
             #expect(run.counts.syscalls >= 32)
             #expect(run.lastCall == "clock_gettime")
+            #expect(run.lastCalls.syscalls == "clock_gettime")
         case .write:
             #expect(run.counts.syscalls >= 32)
             #expect(run.lastCall == "write")
+            #expect(run.lastCalls.syscalls == "write")
         case .sleep:
             #expect(run.counts.syscalls >= 32)
             #expect(run.voluntarySwitches >= 32, "every sleep gives up the CPU")
+            #expect(run.lastCall == "usleep")
+            #expect(run.lastCalls.syscalls == "usleep")
         case .waitOnContendedMutex:
             #expect(run.counts.syscalls >= 1, "the futex wait goes through syscall()")
             #expect(run.voluntarySwitches >= 1, "the waiting thread gives up the CPU")
+            #expect(run.lastCalls.syscalls == "syscall", "the futex wait of Synchronization.Mutex's slow path")
+        case .pthreadLock:
+            #expect(run.counts.locks >= 32, "one pthread_mutex_lock per callback that pulled the source")
+            #expect(run.lastCall == "pthread_mutex_lock")
+            #expect(run.lastCalls.locks == "pthread_mutex_lock")
+        case .bufferedWrite:
+            #expect(run.counts.syscalls >= 32, "one fputs per callback, though the FILE's buffer takes it")
+            #expect(run.lastCall == "fputs")
+            #expect(run.lastCalls.syscalls == "fputs")
+            #expect(run.counts.allocations == 0 && run.counts.locks == 0, "fputs is the only call the source makes")
         }
     }
 
@@ -149,6 +167,8 @@ enum Fault: String, CaseIterable, Sendable, CustomStringConvertible {
     case write = "writes to /dev/null"
     case sleep = "sleeps 50 µs"
     case waitOnContendedMutex = "waits on a Synchronization.Mutex another thread holds"
+    case pthreadLock = "takes an uncontended pthread mutex"
+    case bufferedWrite = "writes a line to a fully buffered FILE (fputs, no write(2))"
 
     var description: String { rawValue }
 }
@@ -162,6 +182,8 @@ final class MisbehavingSource: AudioSource {
     private let devNull: Int32
     private let contended = ContendedMutex()
     private let callbacks = Atomic<Int>(0)
+    private let pthreadMutex = PthreadMutexBox()
+    private let bufferedFile = BufferedNullFile()
 
     init(_ fault: Fault) throws {
         self.fault = fault
@@ -188,6 +210,12 @@ final class MisbehavingSource: AudioSource {
             sink.store(write(devNull, &byte, 1), ordering: .relaxed)
         case .sleep:
             usleep(50)
+        case .pthreadLock:
+            pthread_mutex_lock(pthreadMutex.raw)
+            sink.store(callback, ordering: .relaxed)
+            pthread_mutex_unlock(pthreadMutex.raw)
+        case .bufferedWrite:
+            if let file = bufferedFile.file { fputs(bufferedFile.line, file) }
         case .waitOnContendedMutex:
             // Once (the first counted callback, after the warm-up): a holder thread takes the Mutex for
             // 20 ms and this waits for it.
@@ -205,6 +233,42 @@ final class MisbehavingSource: AudioSource {
         CRealtimeProbe_disarmCurrentThread()
         holder.join()
         CRealtimeProbe_armCurrentThread()
+    }
+}
+
+/// A pthread mutex of its own (a test's, not the package's `Locked`).
+private final class PthreadMutexBox: @unchecked Sendable {
+    // @unchecked: `raw` never changes after init, and a pthread mutex is made to be shared.
+    let raw: UnsafeMutablePointer<pthread_mutex_t>
+
+    init() {
+        raw = .allocate(capacity: 1)
+        pthread_mutex_init(raw, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(raw)
+        raw.deallocate()
+    }
+}
+
+/// /dev/null opened as a FILE with a 64 KiB buffer: lines written to it stay in the buffer, so the
+/// kernel never sees them (no write(2)) until it fills.
+private final class BufferedNullFile: @unchecked Sendable {
+    // @unchecked: `file` and `line` never change after init; stdio locks each FILE for its callers.
+    let file: UnsafeMutablePointer<FILE>?
+    /// The line written, as a C string made once (a Swift string would be converted at each call).
+    let line: UnsafeMutablePointer<CChar>
+
+    init() {
+        file = fopen("/dev/null", "w")
+        if let file { setvbuf(file, nil, _IOFBF, 1 << 16) }
+        line = strdup("a log line from the render path\n")
+    }
+
+    deinit {
+        if let file { fclose(file) }
+        free(line)
     }
 }
 
@@ -245,6 +309,8 @@ private final class HolderThread: @unchecked Sendable {
 struct KernelRun {
     var counts = CRealtimeProbe_Counts()
     var lastCall = ""
+    /// The last call counted of each kind.
+    var lastCalls = LastCalls()
     var voluntarySwitches: Int64 = 0
     var callbacks = 0
     /// Callbacks whose output's RMS was above −40 dBFS.
@@ -286,6 +352,7 @@ struct KernelRun {
         }
         counts = CRealtimeProbe_read()
         lastCall = String(cString: CRealtimeProbe_lastCall())
+        lastCalls = LastCalls()
     }
 
     /// No allocation, free, lock or system call, and no wait.
@@ -298,5 +365,19 @@ struct KernelRun {
         "\(callbacks) callbacks (\(audibleCallbacks) heard, \(silentCallbacks) silent), \(counts.allocations) allocations, "
             + "\(counts.frees) frees, \(counts.locks) locks, \(counts.syscalls) system calls, "
             + "\(voluntarySwitches) voluntary context switches; last counted call: \(lastCall.isEmpty ? "none" : lastCall)"
+    }
+}
+
+/// The last call the probe counted on this thread of each kind (CRealtimeProbe_lastCalls), as strings.
+struct LastCalls: Sendable, Equatable {
+    var allocations = "", frees = "", locks = "", syscalls = ""
+
+    /// Reads them from the probe.
+    init() {
+        let calls = CRealtimeProbe_lastCalls()
+        allocations = String(cString: calls.allocations)
+        frees = String(cString: calls.frees)
+        locks = String(cString: calls.locks)
+        syscalls = String(cString: calls.syscalls)
     }
 }

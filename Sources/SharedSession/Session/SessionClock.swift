@@ -21,9 +21,9 @@ package struct SessionClock: Sendable {
 
 /// A time a replay sets by hand: the recording's start plus the recorded offset of each input.
 package final class ManualTime: Sendable {
-    private let instant: Mutex<ContinuousClock.Instant>
+    private let instant: Locked<ContinuousClock.Instant>
 
-    package init(_ start: ContinuousClock.Instant) { instant = Mutex(start) }
+    package init(_ start: ContinuousClock.Instant) { instant = Locked(start) }
 
     var now: ContinuousClock.Instant { instant.withLock { $0 } }
 

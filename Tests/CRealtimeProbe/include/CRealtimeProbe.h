@@ -14,10 +14,20 @@ typedef struct {
     int64_t syscalls;      // every libc entry point that reaches (or may reach) the kernel: syscall() (the
                            // futex path of Synchronization.Mutex), read/write and their kin, open/close,
                            // poll/epoll, ioctl, the clocks (clock_gettime, gettimeofday, time), the sleeps,
-                           // sched_yield, mmap/munmap/mprotect/madvise, eventfd, getpid/gettid, getrandom
+                           // sched_yield, mmap/munmap/mprotect/madvise, eventfd, getpid/gettid, getrandom,
+                           // and buffered stdio writes (the printf family and its _chk forms, fputs, fwrite,
+                           // putc, puts, fflush), which may reach the kernel at any call
     int64_t callbacks;     // watched thread, in-callback counts only: process callbacks seen (one per
                            // pw_stream_dequeue_buffer that returned a buffer)
 } CRealtimeProbe_Counts;
+
+/// The last call the calling (armed) thread made of each kind ("" for none since the last reset).
+typedef struct {
+    const char *allocations;
+    const char *frees;
+    const char *locks;
+    const char *syscalls;
+} CRealtimeProbe_LastCalls;
 
 /// Starts counting on the calling thread.
 void CRealtimeProbe_armCurrentThread(void);
@@ -35,6 +45,8 @@ CRealtimeProbe_Counts CRealtimeProbe_read(void);
 /// The name of the last call counted on the calling thread while armed ("" if none): names the culprit
 /// when a count is not 0.
 const char *CRealtimeProbe_lastCall(void);
+/// The last call of each kind counted on the calling thread while armed: names each counter's culprit.
+CRealtimeProbe_LastCalls CRealtimeProbe_lastCalls(void);
 /// Zeroes the watched thread's counters (whole thread and in-callback).
 void CRealtimeProbe_resetWatched(void);
 /// Reads the watched thread's counters: everything the thread did, PipeWire's own loop included.
@@ -63,5 +75,17 @@ int64_t CRealtimeProbe_voluntarySwitches(void);
 long CRealtimeProbe_rawSyscall(void);
 /// The calling thread, for CRealtimeProbe_watchThread.
 pthread_t CRealtimeProbe_currentThread(void);
+
+/// The positive controls: one for every function the probe wraps (CRealtimeProbeControls.c).
+/// How many there are.
+int CRealtimeProbe_controlCount(void);
+/// The name of control `index`: the wrapped function it calls.
+const char *CRealtimeProbe_controlName(int index);
+/// Which counter control `index` must raise: 0 allocations, 1 frees, 2 locks, 3 system calls.
+int CRealtimeProbe_controlCounter(int index);
+/// Runs control `index` on the calling thread: sets up what the call needs, arms the thread (counters
+/// reset), calls the wrapped function once, disarms and tears down. Returns 0, or -1 when the setup
+/// failed. Read the counts with CRealtimeProbe_read and CRealtimeProbe_lastCall afterwards.
+int CRealtimeProbe_runControl(int index);
 
 #endif
