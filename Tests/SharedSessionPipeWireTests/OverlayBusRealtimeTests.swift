@@ -85,8 +85,8 @@ struct OverlayBusRealtimeTests {
                 result.voluntarySwitches += CRealtimeProbe_voluntarySwitches() - switches
                 result.cycles += 1
                 let samples = Array(UnsafeBufferPointer(start: output, count: frames * 2))
-                if meter.rms(samples) > -40 { result.audibleCycles += 1 }
-                if suspended && index > 0 && meter.isSilent(samples) { result.silentCycles += 1 }
+                if try meter.rms(samples) > -40 { result.audibleCycles += 1 }
+                if try suspended && index > 0 && meter.isSilent(samples) { result.silentCycles += 1 }
             }
         }
         result.counts = CRealtimeProbe_read()
