@@ -32,7 +32,7 @@ extension DaemonTests {
             let local = rig.session.duck(owner: "player")
             try await rig.recorder.record(for: .milliseconds(400))
             let localReached = try #require(
-                meter.firstWindowEnd(
+                try meter.firstWindowEnd(
                     rig.recorder.samples, frequency: mainTone, atOrBelow: before - 19,
                     frames: localMark..<rig.recorder.mark()))
             local.release()
@@ -50,7 +50,7 @@ extension DaemonTests {
                 let ducked = try rig.mainLevel()
                 #expect(abs(ducked - before + 20) <= 0.5, "cycle \(cycle): ducked \(ducked - before) dB")
                 let reached = try #require(
-                    meter.firstWindowEnd(
+                    try meter.firstWindowEnd(
                         rig.recorder.samples, frequency: mainTone, atOrBelow: before - 19,
                         frames: duckMark..<rig.recorder.mark()))
                 duckLatencies.append(milliseconds(reached - duckMark))
@@ -62,7 +62,7 @@ extension DaemonTests {
                 #expect(abs(restored - before) <= 0.5, "cycle \(cycle): restored to \(restored - before) dB")
                 let samples = rig.recorder.samples
                 let start = try #require(
-                    meter.firstWindowEnd(
+                    try meter.firstWindowEnd(
                         samples, frequency: mainTone, atOrAbove: ducked + 0.1, frames: killMark..<(samples.count / 2)))
                 restoreStarts.append(milliseconds(start - killMark))
                 #expect(rig.session.snapshot.leases.map(\.id) == [hostLease.id], "cycle \(cycle)")
