@@ -1,8 +1,8 @@
 // swift-tools-version: 6.1
 // The fuzzing package: libFuzzer targets (built with -sanitize=fuzzer,address) for the inputs the
-// library and its example read from outside: the watch-party scene file, the session recording and
-// media files. A package of its own, like Benchmarks/, so that no user of the library ever builds it;
-// unsafeFlags are allowed here because nothing depends on this package. `Scripts/fuzz` builds and runs
+// library and its example read from outside: the watch-party scene file, the session recording, media
+// files and the lines a remote unit sends its host. A package of its own, like Benchmarks/, so that no
+// user of the library ever builds it; unsafeFlags are allowed here because nothing depends on this package. `Scripts/fuzz` builds and runs
 // the targets on the corpora in Fuzz/Corpus.
 import PackageDescription
 
@@ -53,6 +53,18 @@ let package = Package(
                 .product(name: "SharedSessionMedia", package: "SharedSession"),
             ],
             path: "Sources/FuzzMedia",
+            swiftSettings: strict,
+            linkerSettings: link
+        ),
+        // A line a remote unit sends its host, through `RemoteProtocol.decodeUnitLine`.
+        .executableTarget(
+            name: "fuzz-remote",
+            dependencies: [
+                "FuzzDriver",
+                .product(name: "SharedSession", package: "SharedSession"),
+                .product(name: "SharedSessionRemote", package: "SharedSession"),
+            ],
+            path: "Sources/FuzzRemote",
             swiftSettings: strict,
             linkerSettings: link
         ),

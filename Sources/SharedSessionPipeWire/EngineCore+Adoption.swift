@@ -2,7 +2,6 @@ internal import CPipeWire
 internal import CPipeWireShim
 import Dispatch
 import SharedSession
-import Synchronization
 
 /// The engine's adopted nodes (see ``NodeAdoption``): the foreign nodes and clients it binds from the
 /// registry, the session streams made of adoption rules, and the gain ramps it writes to their nodes'
@@ -403,7 +402,7 @@ final class AdoptedNodeControl: StreamControl {
         var detached = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let signal: LoopSignal
 
     init(signal: LoopSignal) {
@@ -452,7 +451,7 @@ final class AdoptedNodeControl: StreamControl {
 /// controls' commands, the engine's suspension.
 final class LoopSignal: Sendable {
     /// The loop and its event source, as addresses: nil before the engine starts and after it stops.
-    private let target = Mutex<(loop: UInt, source: UInt)?>(nil)
+    private let target = Locked<(loop: UInt, source: UInt)?>(nil)
 
     func attach(loop: UnsafeMutablePointer<pw_loop>, source: UnsafeMutablePointer<spa_source>?) {
         target.withLock { $0 = source.map { (UInt(bitPattern: loop), UInt(bitPattern: $0)) } }
@@ -476,7 +475,7 @@ final class LoopSignal: Sendable {
 /// Adoption events to the ``NodeAdoption``'s handler, on a serial queue of their own.
 final class AdoptionDelivery: Sendable {
     private let queue = DispatchQueue(label: "SharedSession.PipeWire.adoption")
-    private let handler = Mutex<(@Sendable (AdoptionEvent) -> Void)?>(nil)
+    private let handler = Locked<(@Sendable (AdoptionEvent) -> Void)?>(nil)
 
     func setHandler(_ handler: (@Sendable (AdoptionEvent) -> Void)?) {
         self.handler.withLock { $0 = handler }

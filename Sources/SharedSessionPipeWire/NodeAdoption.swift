@@ -1,5 +1,4 @@
 public import SharedSession
-import Synchronization
 
 /// Makes nodes of other PipeWire clients members of a session: the host's movie played by GStreamer
 /// (`pipewiresink`) or mpv as the **main stream**, a web view's clip as an **overlay** of a unit.
@@ -37,8 +36,8 @@ public final class NodeAdoption: Sendable {
         let ducks: Bool
         var lease: DuckLease?
     }
-    private let overlays = Mutex<[StreamID: Overlay]>([:])
-    private let handler = Mutex<(@Sendable (AdoptionEvent) -> Void)?>(nil)
+    private let overlays = Locked<[StreamID: Overlay]>([:])
+    private let handler = Locked<(@Sendable (AdoptionEvent) -> Void)?>(nil)
 
     /// Adopts nodes for `session` through `engine`, which must be the session's engine.
     public init(session: SharedSession, engine: PipeWireEngine) {

@@ -1,5 +1,4 @@
 public import SharedSession
-import Synchronization
 
 /// The `OverlayAudioDelegate` contract over a ``RemoteSession``: an SDK written against the
 /// delegate protocol works out of process without a change.
@@ -19,7 +18,7 @@ public final class RemoteOverlayDelegate: OverlayAudioDelegate, Sendable {
         var ducks: [RemoteLease] = []
     }
 
-    private let held = Mutex(Held())
+    private let held = Locked(Held())
 
     init(session: RemoteSession) { self.session = session }
 

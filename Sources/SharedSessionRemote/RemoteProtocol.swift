@@ -69,7 +69,14 @@ public enum RemoteProtocol {
             default:
                 let request = try decoder.decode(RequestLine.self, from: data)
                 switch kind {
-                case "input": return .request(id: request.id, .input(request.input!))
+                case "input":
+                    // `"input": null` names the message but holds none: a unit's line never traps its host.
+                    guard let input = request.input else {
+                        throw DecodingError.valueNotFound(
+                            SessionInput.self,
+                            .init(codingPath: [], debugDescription: "its input is null: send the input itself"))
+                    }
+                    return .request(id: request.id, .input(input))
                 case "snapshot": return .request(id: request.id, .snapshot)
                 default: return .request(id: request.id, .leave)
                 }

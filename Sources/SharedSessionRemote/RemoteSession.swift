@@ -220,7 +220,7 @@ final class Listeners: Sendable {
         var subscribed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func subscribe() -> AsyncStream<RemoteEvent> {
         let (stream, continuation) = AsyncStream.makeStream(

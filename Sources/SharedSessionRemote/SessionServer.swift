@@ -221,7 +221,7 @@ final class Registry: Sendable {
         var accepted = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Connection objects alive (made and not yet deinitialised): a leak check for the tests.
     let live = Atomic<Int>(0)
 

@@ -130,6 +130,8 @@ extension RemoteTests {
             let lines = [
                 "", "{", "[]", "null", "{\"hello\":1}", "{\"hello\":{},\"snapshot\":{}}",
                 "{\"id\":\"x\",\"snapshot\":{}}",
+                // Names an input but holds none: trapped the host (found while writing fuzz-remote).
+                "{\"id\":1,\"input\":null}",
                 "{\"id\":1,\"input\":{\"kind\":\"duck\",\"request\":{\"style\":{\"kind\":\"duck\"}},\"lease\":0}}",
                 String(repeating: " ", count: RemoteProtocol.maximumLineLength + 1),
             ]

@@ -1,0 +1,46 @@
+import Foundation
+import SharedSession
+import SharedSessionRemote
+import Testing
+
+extension RemoteTests {
+    /// The fuzzer's unit lines (Fuzz/Seeds/remote and the minimized Fuzz/Corpus/remote, see
+    /// `Scripts/fuzz`) read again without the fuzzer: each is a message or a `protocolViolation`. An
+    /// input that once crashed, hung or leaked is kept in the corpus, so this is its regression test.
+    @Suite("Unit line decoder on the fuzz corpus")
+    struct FuzzCorpusTests {
+        static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+
+        static func inputs(_ folder: String) throws -> [URL] {
+            let url = root.appending(path: folder)
+            return try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
+                .sorted { $0.lastPathComponent < $1.lastPathComponent }
+        }
+
+        @Test("every seed and corpus line decodes to a message that encodes back to itself, or is a protocolViolation")
+        func corpusIsDecodedOrRefused() throws {
+            let seeds = try Self.inputs("Fuzz/Seeds/remote")
+            let corpus = try Self.inputs("Fuzz/Corpus/remote")
+            #expect(seeds.count >= 20, "the fuzz seeds were not found under \(Self.root.path)")
+            var decoded = 0
+            var refused = 0
+            for url in seeds + corpus {
+                let line = [UInt8](try Data(contentsOf: url))
+                do {
+                    let message = try RemoteProtocol.decodeUnitLine(line)
+                    // What a decoded line means survives the trip through the wire's own coding.
+                    #expect(
+                        try RemoteProtocol.decodeUnitLine(RemoteProtocol.encode(message).dropLast()) == message,
+                        "\(url.lastPathComponent)")
+                    decoded += 1
+                } catch {
+                    #expect(error.code == .protocolViolation, "\(url.lastPathComponent): \(error.message)")
+                    refused += 1
+                }
+            }
+            print("[measure] remote fuzz corpus: \(decoded) decoded, \(refused) refused")
+            #expect(decoded >= seeds.count, "every seed is a line a unit sends")
+        }
+    }
+}
