@@ -110,7 +110,9 @@ struct GapDeclickTests {
         try await recorder.waitFor { $0.contains(.endOfStream) }
         let silent = heard.indices.filter { abs(heard[$0]) < 1e-6 }.count
         let step = Listen.largestStep(heard[...])
-        print("skipped Ogg Opus page: largest step \(step) (the clean tone: \(cleanStep)), \(silent) silent frames")
+        print(
+            "Ogg Opus with a page dropped by the demuxer: largest step \(step) (the clean tone: \(cleanStep)),"
+                + " \(silent) silent frames")
         // The gap is there (silence keeps the clock on media time), and its edges do not click.
         #expect(silent > 4800)
         #expect(abs(AudioFormat.standard.frames(in: source.clock) - 192_000) <= 2048)
