@@ -21,6 +21,7 @@ const uint32_t CPipeWireShim_idCore = PW_ID_CORE;
 const char *const CPipeWireShim_typeNode = PW_TYPE_INTERFACE_Node;
 const char *const CPipeWireShim_typeMetadata = PW_TYPE_INTERFACE_Metadata;
 const uint32_t CPipeWireShim_propChannelVolumes = SPA_PROP_channelVolumes;
+const uint32_t CPipeWireShim_propVolume = SPA_PROP_volume;
 
 const struct spa_pod *CPipeWireShim_buildAudioFormat(void *buffer, uint32_t size, uint32_t rate, uint32_t channels) {
     if (channels == 0 || channels > SPA_AUDIO_MAX_CHANNELS) return NULL;
@@ -47,6 +48,10 @@ int CPipeWireShim_setChannelVolumes(struct pw_stream *stream, uint32_t channels,
     if (channels == 0 || channels > SPA_AUDIO_MAX_CHANNELS) return -EINVAL;
     for (uint32_t i = 0; i < channels; i++) values[i] = volume;
     return pw_stream_set_control(stream, SPA_PROP_channelVolumes, channels, values, 0);
+}
+
+int CPipeWireShim_setStreamVolume(struct pw_stream *stream, float volume) {
+    return pw_stream_set_control(stream, SPA_PROP_volume, 1, &volume, 0);
 }
 
 struct pw_properties *CPipeWireShim_propertiesNew(void) { return pw_properties_new(NULL, NULL); }
@@ -143,7 +148,7 @@ int CPipeWireShim_nodeSubscribeProps(struct pw_node *node) {
     return pw_node_subscribe_params(node, ids, 1);
 }
 
-int CPipeWireShim_nodeSetProps(struct pw_node *node, uint32_t channels, float volume, int mute) {
+int CPipeWireShim_nodeSetSoftVolumes(struct pw_node *node, uint32_t channels, float volume) {
     float values[SPA_AUDIO_MAX_CHANNELS];
     uint8_t buffer[1024];
     if (channels == 0 || channels > SPA_AUDIO_MAX_CHANNELS) return -EINVAL;
@@ -151,19 +156,16 @@ int CPipeWireShim_nodeSetProps(struct pw_node *node, uint32_t channels, float vo
     struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof buffer);
     struct spa_pod_frame frame;
     spa_pod_builder_push_object(&builder, &frame, SPA_TYPE_OBJECT_Props, SPA_PARAM_Props);
-    spa_pod_builder_prop(&builder, SPA_PROP_channelVolumes, 0);
+    spa_pod_builder_prop(&builder, SPA_PROP_softVolumes, 0);
     spa_pod_builder_array(&builder, sizeof(float), SPA_TYPE_Float, channels, values);
-    if (mute >= 0) {
-        spa_pod_builder_prop(&builder, SPA_PROP_mute, 0);
-        spa_pod_builder_bool(&builder, mute != 0);
-    }
     const struct spa_pod *pod = spa_pod_builder_pop(&builder, &frame);
     if (pod == NULL) return -ENOSPC;
     return pw_node_set_param(node, SPA_PARAM_Props, 0, pod);
 }
 
-int CPipeWireShim_parseProps(const struct spa_pod *pod, float *volumes, uint32_t maximum, int *mute) {
+int CPipeWireShim_parseProps(const struct spa_pod *pod, float *volumes, uint32_t maximum, float *soft, int *mute) {
     *mute = -1;
+    *soft = -1;
     if (pod == NULL || !spa_pod_is_object_type(pod, SPA_TYPE_OBJECT_Props)) return -1;
     int count = 0;
     const struct spa_pod_object *object = (const struct spa_pod_object *)pod;
@@ -172,6 +174,14 @@ int CPipeWireShim_parseProps(const struct spa_pod *pod, float *volumes, uint32_t
         if (prop->key == SPA_PROP_channelVolumes) {
             uint32_t n = spa_pod_copy_array(&prop->value, SPA_TYPE_Float, volumes, maximum);
             count = (int)n;
+        } else if (prop->key == SPA_PROP_softVolumes) {
+            float values[SPA_AUDIO_MAX_CHANNELS];
+            uint32_t n = spa_pod_copy_array(&prop->value, SPA_TYPE_Float, values, SPA_AUDIO_MAX_CHANNELS);
+            if (n > 0) {
+                float sum = 0;
+                for (uint32_t i = 0; i < n; i++) sum += values[i];
+                *soft = sum / (float)n;
+            }
         } else if (prop->key == SPA_PROP_mute) {
             bool value = false;
             if (spa_pod_get_bool(&prop->value, &value) == 0) *mute = value ? 1 : 0;

@@ -22,12 +22,16 @@ public enum AdoptionEvent: Sendable, Hashable, CustomStringConvertible {
     /// node: it is the stream's new host volume (for the main stream, the session's `mainVolume`), kept
     /// through ducks and restores.
     case userVolume(stream: StreamID, node: UInt32, volume: Float)
-    /// The session paused (`true`) or resumed the adopted main stream. Its node is faded out and muted
-    /// (or unmuted and faded in); the host's player keeps running until the host pauses it, which it
+    /// The session paused (`true`) or resumed the adopted main stream. Its node is faded out to silence
+    /// (or faded in); the host's player keeps running until the host pauses it, which it
     /// should do on this event so the movie does not go on unheard.
     case pauseRequested(stream: StreamID, Bool)
     /// Writing the volume of `node` failed (the daemon refused it).
     case writeFailed(stream: StreamID, node: UInt32, reason: String)
+    /// The watchdog that gives adopted nodes back if this process dies could not be started (`reason`
+    /// says why). Adoption works without it, and the nodes are still given back when a stream closes
+    /// or the engine shuts down; a crash or SIGKILL would leave them at the session's last volume.
+    case watchdogUnavailable(reason: String)
 
     public var description: String {
         switch self {
@@ -46,6 +50,7 @@ public enum AdoptionEvent: Sendable, Hashable, CustomStringConvertible {
         case .pauseRequested(let stream, let paused): "\(stream): the session \(paused ? "paused" : "resumed") it"
         case .writeFailed(let stream, let node, let reason):
             "\(stream): writing the volume of node \(node) failed: \(reason)"
+        case .watchdogUnavailable(let reason): reason
         }
     }
 }

@@ -28,6 +28,9 @@ final class CoreConnection {
     private var registrySync: Int32 = -1
     /// Whether the registry's first enumeration since the last connection is complete.
     private(set) var isRegistrySynced = false
+    /// The sequence number of the latest `done` of the core: every message sent before the sync that
+    /// asked for it has been handled by the daemon.
+    private(set) var lastDone: Int32 = -1
 
     init(context: OpaquePointer, remoteName: String?, logger: Logger, observer: any CoreConnectionObserver) {
         self.context = context
@@ -64,6 +67,7 @@ final class CoreConnection {
         _ = CPipeWireShim_coreAddListener(core, hook, events, Unmanaged.passUnretained(self).toOpaque())
         watcher = RegistryWatcher(core: core, observer: observer)
         isRegistrySynced = false
+        lastDone = -1
         registrySync = CPipeWireShim_coreSync(core)
         return 0
     }
@@ -78,8 +82,17 @@ final class CoreConnection {
         self.core = nil
     }
 
+    /// Asks the daemon to confirm every message sent so far; returns the sequence number its `done`
+    /// will carry (see ``lastDone``), or nil when not connected.
+    func sync() -> Int32? {
+        guard let core else { return nil }
+        return CPipeWireShim_coreSync(core)
+    }
+
     private func done(id: UInt32, seq: Int32) {
-        if id == UInt32(PW_ID_CORE), seq == registrySync { isRegistrySynced = true }
+        guard id == UInt32(PW_ID_CORE) else { return }
+        lastDone = seq
+        if seq == registrySync { isRegistrySynced = true }
     }
 
     private func error(id: UInt32, result: Int32, message: String) {

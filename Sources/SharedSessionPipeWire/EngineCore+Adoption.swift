@@ -6,6 +6,16 @@ import SharedSession
 /// The engine's adopted nodes (see ``NodeAdoption``): the foreign nodes and clients it binds from the
 /// registry, the session streams made of adoption rules, and the gain ramps it writes to their nodes'
 /// `Props`, one step per quantum, from the loop thread. Loop thread (or the loop lock held) only.
+///
+/// The session's gain reaches a node through its `Props` `softVolumes`: PipeWire's audioconvert plays a
+/// node at its `volume` times its soft volumes once they are written, instead of its `channelVolumes`.
+/// The channel volumes stay the user's: what a desktop mixer and the player itself (mpv's `ao-volume`)
+/// show, what a user sets, and what WirePlumber saves and gives to the next stream with the same key;
+/// the soft volumes are neither shown nor saved, so a ducked volume never reaches WirePlumber's state,
+/// even when a player closes its node in the middle of a duck. Giving a node back is setting its soft
+/// volumes to its channel volumes: at once (closing the stream, the engine's shutdown) or from the
+/// ``AdoptionWatchdog`` (this process dying). A user's write of the channel volumes makes audioconvert
+/// use them again: the engine takes it as the stream's new volume and writes its soft volumes at once.
 final class AdoptionCore {
     /// A session stream made of an adoption rule.
     struct Member {
@@ -19,18 +29,33 @@ final class AdoptionCore {
         /// Whether the engine is suspended (an interruption, the background): silent like a pause, with
         /// no event for the host.
         var suspended = false
-        /// Whether the nodes were muted by a pause.
-        var muted: Bool
     }
 
     /// One adopted node's write bookkeeping.
     struct Bound {
         let stream: StreamID
         let name: String
+        /// Our writes of the node's soft volumes, to tell them from another program's.
         var echoes = VolumeEchoes()
-        /// Set once a report of our own write came back: reports before it are the node's old state.
-        var settled = false
+        /// The user's volume: the mean of the node's `channelVolumes`, as last reported; nil until the
+        /// node's first `Props` since it was bound.
+        var user: Float?
+        /// When the registry announced the node.
+        let appeared: ContinuousClock.Instant
+        /// How many of ``settleWrites`` were made.
+        var settled = 0
+
+        /// When the next settle write is due, if one is left.
+        var nextSettle: ContinuousClock.Instant? {
+            settled < AdoptionCore.settleWrites.count ? appeared + AdoptionCore.settleWrites[settled] : nil
+        }
     }
+
+    /// When, after a node appeared, its soft volumes are written again: WirePlumber restores a saved
+    /// `channelVolumes` on a new node (within ``StreamHealth/restoreWindow``), and any write of the
+    /// channel volumes, even of the value they have, makes PipeWire play the node at them instead of
+    /// the soft volumes, with nothing in the node's reported `Props` to show it.
+    static let settleWrites: [Duration] = [.milliseconds(50), .milliseconds(250), StreamHealth.restoreWindow]
 
     /// How long a pause fades the adopted main's node out (then mutes it), and a resume fades it in.
     static let pauseFade = Duration.milliseconds(100)
@@ -45,8 +70,14 @@ final class AdoptionCore {
     private var clientProxies: [UInt32: ForeignClientProxy] = [:]
     /// When the registry announced each node, for the adoption latency.
     private var appeared: [UInt32: ContinuousClock.Instant] = [:]
-    /// The last volume each known node reported, to give it back when its adoption ends.
+    /// When each node was first seen running.
+    private var firstRunning: [UInt32: ContinuousClock.Instant] = [:]
+    /// The last channel volume (the user's) each known node reported before it was bound.
     private var reported: [UInt32: Float] = [:]
+    /// The process that gives the nodes back if this one dies; started with the first adoption.
+    private var watchdog: AdoptionWatchdog?
+    private var watchdogFailure: SessionError?
+    private let remoteName: String?
     /// Own nodes already reported as matching a rule.
     private var ownReported: Set<String> = []
     private var timer: LoopTimer?
@@ -63,9 +94,10 @@ final class AdoptionCore {
     /// Wakes the loop to take the controls' commands and the engine's suspension; any thread.
     let signal = LoopSignal()
 
-    init(engine: EngineCore, loop: UnsafeMutablePointer<pw_loop>, ownPrefix: String) {
+    init(engine: EngineCore, loop: UnsafeMutablePointer<pw_loop>, ownPrefix: String, remoteName: String?) {
         self.engine = engine
         self.loop = loop
+        self.remoteName = remoteName
         delivery = AdoptionDelivery()
         book = AdoptionBook(ownProcessID: getpid(), ownPrefix: ownPrefix, ancestors: ProcessTree.ancestors(of:))
     }
@@ -87,28 +119,59 @@ final class AdoptionCore {
 
     /// Opens a session stream made of `source`'s rule: binds every known node that matches.
     func open(_ id: StreamID, source: AdoptedNodeSource, gain: Float, paused: Bool) -> AdoptedNodeControl {
+        startWatchdog()
         let control = AdoptedNodeControl(signal: signal)
-        members[id] = Member(
-            control: control, source: source, gain: paused ? 0 : gain, target: gain, paused: paused, muted: paused)
+        members[id] = Member(control: control, source: source, gain: paused ? 0 : gain, target: gain, paused: paused)
         handle(book.adopt(id, rule: source.rule, at: .now))
         bindProxies()
         reschedule()
         return control
     }
 
-    /// Closes the stream if it is an adopted one: its nodes get their own volume back (the user's if
-    /// they set one) and are unmuted. Returns false for a stream of another kind.
+    /// Closes the stream if it is an adopted one: its nodes get their own volume back at once (their
+    /// channel volumes, the user's, were never written). Returns false for a stream of another kind.
     func close(_ id: StreamID) -> Bool {
         guard let member = members.removeValue(forKey: id) else { return false }
         member.control.detach()
         if book.adoptions[id]?.playing == true { delivery.emit(.playing(stream: id, false)) }
-        for node in book.release(id).sorted() {
-            bound[node] = nil
-            _ = nodeProxies[node]?.write(volume: reported[node] ?? 1, mute: member.muted ? false : nil)
-        }
+        for node in book.release(id).sorted() { handBack(node) }
         reschedule()
         return true
     }
+
+    /// Gives `node` its channel volumes (the user's) back as its soft volumes, and forgets it (the
+    /// watchdog too).
+    private func handBack(_ node: UInt32) {
+        guard let entry = bound.removeValue(forKey: node) else { return }
+        _ = nodeProxies[node]?.write(soft: entry.user ?? reported[node] ?? 1)
+        watchdog?.released(node)
+    }
+
+    /// Gives every adopted node its own volume back (the engine is shutting down). Returns whether
+    /// anything was written: the caller then waits for the daemon to confirm before disconnecting.
+    func handBackAll() -> Bool {
+        let nodes = bound.keys.sorted()
+        for node in nodes { handBack(node) }
+        return !nodes.isEmpty
+    }
+
+    /// Starts the watchdog if it is not running (once: a failure is reported once, and adoption works
+    /// without it).
+    func startWatchdog() {
+        guard watchdog == nil, watchdogFailure == nil else { return }
+        switch AdoptionWatchdog.start(remoteName: remoteName) {
+        case .success(let started):
+            watchdog = started
+            engine.logger.info("adoption watchdog running (pid \(started.processID))")
+        case .failure(let error):
+            watchdogFailure = error
+            engine.logger.error("\(error.message)")
+            delivery.emit(.watchdogUnavailable(reason: error.message))
+        }
+    }
+
+    /// The watchdog's process id, while it runs (tests).
+    var watchdogProcessID: pid_t? { watchdog?.processID }
 
     /// Whether the engine adopts for `id`.
     func adopts(_ id: StreamID) -> Bool { members[id] != nil }
@@ -166,6 +229,7 @@ final class AdoptionCore {
     }
 
     func globalRemoved(id: UInt32) {
+        if bound[id] != nil { watchdog?.released(id) }
         let wasRamping = bound[id].map { members[$0.stream]?.ramp != nil } ?? false
         let name = bound[id]?.name
         let changes = book.removed(id)
@@ -182,6 +246,7 @@ final class AdoptionCore {
         clientsWithInfo.remove(id)
         undecided[id] = nil
         appeared[id] = nil
+        firstRunning[id] = nil
         reported[id] = nil
         reschedule()
     }
@@ -200,11 +265,13 @@ final class AdoptionCore {
             }
         }
         bound.removeAll()
+        watchdog?.releaseAll()
         for proxy in nodeProxies.values { proxy.destroy() }
         for proxy in clientProxies.values { proxy.destroy() }
         nodeProxies.removeAll()
         clientProxies.removeAll()
         appeared.removeAll()
+        firstRunning.removeAll()
         reported.removeAll()
         knownClients.removeAll()
         undecided.removeAll()
@@ -214,7 +281,10 @@ final class AdoptionCore {
 
     func shutdown() {
         for member in members.values { member.control.detach() }
+        _ = handBackAll()
         disconnected()
+        watchdog?.stop()
+        watchdog = nil
         members.removeAll()
         timer?.destroy()
         timer = nil
@@ -244,29 +314,33 @@ final class AdoptionCore {
     }
 
     private func bind(_ node: UInt32, to stream: StreamID) {
-        guard let member = members[stream], let proxy = nodeProxies[node] else { return }
+        guard let member = members[stream], nodeProxies[node] != nil else { return }
         let name = book.info(node)?.displayName ?? "node \(node)"
-        bound[node] = Bound(stream: stream, name: name)
+        bound[node] = Bound(stream: stream, name: name, user: reported[node], appeared: appeared[node] ?? .now)
         for event in engine.graph.nodeAdopted(id: node) { engine.delivery.emit(event) }
-        write(member.gain, mute: member.muted ? true : nil, to: proxy, stream: stream)
+        // The watchdog first: from the write on, the node is ours to give back.
+        if let watchdog, watchdog.adopted(node) < 0 {
+            engine.logger.error("the adoption watchdog was not told of node \(node): it would not give it back")
+        }
+        write(member.gain, to: node)
         let latency = appeared[node].map { ContinuousClock.now - $0 } ?? .zero
         engine.logger.info("\(stream) adopted node \(node) (\(name)) \(latency) after it appeared")
         delivery.emit(.adopted(stream: stream, node: node, name: name, latency: latency))
     }
 
-    private func write(_ volume: Float, mute: Bool?, to proxy: ForeignNodeProxy, stream: StreamID) {
-        bound[proxy.id]?.echoes.wrote(volume, at: .now)
-        let result = proxy.write(volume: volume, mute: mute)
+    /// Writes `node`'s soft volumes: the session's gain.
+    private func write(_ gain: Float, to node: UInt32) {
+        guard let entry = bound[node], let proxy = nodeProxies[node] else { return }
+        bound[node]?.echoes.wrote(gain, at: .now)
+        let result = proxy.write(soft: gain)
         if result < 0 {
             delivery.emit(
-                .writeFailed(stream: stream, node: proxy.id, reason: String(cString: CPipeWireShim_strerror(result))))
+                .writeFailed(stream: entry.stream, node: node, reason: String(cString: CPipeWireShim_strerror(result))))
         }
     }
 
-    private func writeAll(_ stream: StreamID, _ volume: Float, mute: Bool?) {
-        for (id, entry) in bound where entry.stream == stream {
-            if let proxy = nodeProxies[id] { write(volume, mute: mute, to: proxy, stream: stream) }
-        }
+    private func writeAll(_ stream: StreamID, _ gain: Float) {
+        for (id, entry) in bound where entry.stream == stream { write(gain, to: id) }
     }
 
     // MARK: Ramps
@@ -287,12 +361,6 @@ final class AdoptionCore {
             if let gain = command.gain { member.target = gain.gain }
             let silent = member.paused || member.suspended
             if silent != wasSilent {
-                if !silent, member.muted {
-                    // Unmute at silence, then fade in.
-                    member.muted = false
-                    member.gain = 0
-                    writeAll(id, 0, mute: false)
-                }
                 let to: Float = silent ? 0 : member.target
                 member.ramp = NodeVolumeRamp(from: member.gain, to: to, start: now, duration: Self.pauseFade)
             } else if let gain = command.gain, !silent {
@@ -303,7 +371,7 @@ final class AdoptionCore {
         step()
     }
 
-    /// Writes each ramp's next step; mutes a main whose pause fade is over.
+    /// Writes each ramp's next step.
     private func step() {
         let now = ContinuousClock.now
         for id in members.keys.sorted() {
@@ -316,13 +384,16 @@ final class AdoptionCore {
                 let finished = gain == ramp.to
                 if gain != member.gain || finished {
                     member.gain = gain
-                    let mute: Bool? = finished && (member.paused || member.suspended) && !member.muted ? true : nil
-                    if mute == true { member.muted = true }
-                    writeAll(id, gain, mute: mute)
+                    writeAll(id, gain)
                 }
                 if finished { member.ramp = nil }
             }
             members[id] = member
+        }
+        for (node, entry) in bound.sorted(by: { $0.key < $1.key }) {
+            guard let due = entry.nextSettle, due <= now, let member = members[entry.stream] else { continue }
+            bound[node]?.settled += 1
+            write(member.gain, to: node)
         }
         for (stream, rule, after) in book.overdue(at: now) {
             delivery.emit(.matchedNothing(stream: stream, rule: rule, after: after))
@@ -345,6 +416,7 @@ final class AdoptionCore {
         guard let timer else { return }
         var due: [ContinuousClock.Instant] = []
         if members.values.contains(where: { $0.ramp != nil }) { due.append(.now + stepPeriod) }
+        if let settle = bound.values.compactMap(\.nextSettle).min() { due.append(settle) }
         if let wait = book.nextWaitDeadline { due.append(wait) }
         timer.arm(for: due.min())
     }
@@ -352,35 +424,63 @@ final class AdoptionCore {
 
 extension AdoptionCore: ForeignProxyObserver {
     func foreignNode(_ id: UInt32, info properties: [String: String]?, running: Bool) {
+        if running, firstRunning[id] == nil { firstRunning[id] = .now }
         handle(book.nodeInfo(id, properties: properties, running: running))
         decided(id)
         reschedule()
     }
 
-    func foreignNode(_ id: UInt32, volumes: [Float], mute: Bool) {
-        let volume = volumes.reduce(0, +) / Float(max(volumes.count, 1))
+    func foreignNode(_ id: UInt32, volumes: [Float], soft: Float?, mute: Bool) {
+        let user = volumes.reduce(0, +) / Float(max(volumes.count, 1))
         guard var entry = bound[id] else {
-            reported[id] = volume
+            reported[id] = user
             return
         }
-        let report = entry.echoes.report(volume: volume, at: .now)
-        if report == .own {
-            entry.settled = true
+        guard let known = entry.user else {
+            // The first report since it was bound: the user's volume as it was before the adoption.
+            entry.user = user
             bound[id] = entry
             return
         }
+        if let soft, entry.echoes.report(volume: soft, at: .now) != .own, let member = members[entry.stream] {
+            // Another program wrote the soft volumes (another ducking host): ours are written again.
+            engine.logger.warning("\(entry.name): soft volumes \(soft) written from outside; writing ours again")
+            bound[id] = entry
+            write(member.gain, to: id)
+            entry = bound[id] ?? entry
+        }
+        guard abs(user - known) > Self.userVolumeTolerance, let member = members[entry.stream] else {
+            bound[id] = entry
+            return
+        }
+        // Someone set the channel volumes: PipeWire plays the node at them now, until our soft volumes are
+        // written again, at once, at the gain the node had.
+        entry.user = user
         bound[id] = entry
-        guard entry.settled, var member = members[entry.stream] else { return }
-        // Someone else set it: it is the stream's volume now. The session takes it as the host's volume
-        // and sends the gain (under any duck) that follows; nothing is written back before that.
-        member.ramp = nil
-        member.gain = volume
-        members[entry.stream] = member
-        reported[id] = volume
-        engine.logger.info("\(entry.name): volume \(volume) set from outside")
-        delivery.emit(.userVolume(stream: entry.stream, node: id, volume: volume))
-        engine.delivery.emit(.externalVolumeChange(stream: entry.stream, volume: min(max(volume, 0), 1)))
+        write(member.gain, to: id)
+        if isRestore(id, appeared: entry.appeared) { return }
+        // A user (a mixer, `wpctl set-volume`): the new volume is the stream's volume. The session takes
+        // it as the host's volume and sends the gain (under any duck) that follows.
+        engine.logger.info("\(entry.name): volume \(user) set from outside")
+        delivery.emit(.userVolume(stream: entry.stream, node: id, volume: user))
+        engine.delivery.emit(.externalVolumeChange(stream: entry.stream, volume: min(max(user, 0), 1)))
     }
+
+    /// Whether a change of `node`'s channel volumes now is the session manager restoring the user's saved
+    /// volume (nothing to report) rather than the user: WirePlumber does it as the node appears, before
+    /// it is linked, so a change within ``StreamHealth/restoreWindow`` of its appearing and before it
+    /// has run for ``restoreAfterRunning``.
+    private func isRestore(_ node: UInt32, appeared: ContinuousClock.Instant) -> Bool {
+        let now = ContinuousClock.now
+        guard now - appeared < StreamHealth.restoreWindow else { return false }
+        return firstRunning[node].map { now - $0 < Self.restoreAfterRunning } ?? true
+    }
+
+    static let restoreAfterRunning = Duration.milliseconds(50)
+
+    /// How far a reported channel volume may be from the known one and still be the same (a float's
+    /// round trip through the daemon is exact; this is margin).
+    static let userVolumeTolerance: Float = 1e-5
 
     func foreignClient(_ id: UInt32, info properties: [String: String]) {
         clientsWithInfo.insert(id)

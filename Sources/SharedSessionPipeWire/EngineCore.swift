@@ -32,7 +32,8 @@ final class EngineCore {
     /// The overlay bus of the mixed layout (unused, without a node, in the per-stream layout).
     let bus: OverlayBus
     /// The nodes of other clients adopted as session streams (see `EngineCore+Adoption.swift`).
-    private(set) lazy var adoption = AdoptionCore(engine: self, loop: loop, ownPrefix: factory.nodePrefix)
+    private(set) lazy var adoption = AdoptionCore(
+        engine: self, loop: loop, ownPrefix: factory.nodePrefix, remoteName: remoteName)
     private(set) lazy var connection = CoreConnection(
         context: context, remoteName: remoteName, logger: logger, observer: self)
     /// Armed for the next thing due that no event announces; nil before ``start()`` and after ``shutdown()``.
@@ -114,6 +115,20 @@ final class EngineCore {
         timer = LoopTimer(loop: loop) { [unowned self] in self.housekeeping() }
         adoption.start()
         reschedule()
+    }
+
+    /// Gives every adopted node its own volume back, before the engine goes: returns the sequence number
+    /// of the sync whose `done` says the daemon has applied the writes, or nil if nothing was written.
+    /// Disconnecting before that `done` was seen to lose the writes (they were still in the
+    /// connection's buffer), leaving a node at a ducked volume that WirePlumber then saved.
+    func handBackAdoptedNodes() -> Int32? {
+        guard !isShutDown, core != nil, adoption.handBackAll() else { return nil }
+        return connection.sync()
+    }
+
+    /// Whether the daemon confirmed the sync `seq` (or the connection is gone, and with it the nodes).
+    func isConfirmed(_ seq: Int32) -> Bool {
+        core == nil || connection.lastDone >= seq
     }
 
     /// Tears everything down for good (the engine is going away).

@@ -5,7 +5,8 @@ import SharedSession
 /// What a bound node or client of another PipeWire client tells the engine, on the loop thread.
 protocol ForeignProxyObserver: AnyObject {
     func foreignNode(_ id: UInt32, info properties: [String: String]?, running: Bool)
-    func foreignNode(_ id: UInt32, volumes: [Float], mute: Bool)
+    /// The node's `Props`: its channel volumes, the mean of its soft volumes (nil if absent) and its mute.
+    func foreignNode(_ id: UInt32, volumes: [Float], soft: Float?, mute: Bool)
     func foreignClient(_ id: UInt32, info properties: [String: String])
 }
 
@@ -56,20 +57,23 @@ final class ForeignNodeProxy {
             let node = Unmanaged<ForeignNodeProxy>.fromOpaque(data).takeUnretainedValue()
             var values = [Float](repeating: 0, count: 64)
             var mute: Int32 = -1
-            let count = CPipeWireShim_parseProps(pod, &values, 64, &mute)
+            var soft: Float = -1
+            let count = CPipeWireShim_parseProps(pod, &values, 64, &soft, &mute)
             guard count > 0 else { return }
             node.channels = UInt32(count)
-            node.observer.foreignNode(node.id, volumes: Array(values[0..<Int(count)]), mute: mute == 1)
+            node.observer.foreignNode(
+                node.id, volumes: Array(values[0..<Int(count)]), soft: soft >= 0 ? soft : nil, mute: mute == 1)
         }
         _ = CPipeWireShim_nodeAddListener(
             proxy, hook, events, Unmanaged.passUnretained(self).toOpaque())
         _ = CPipeWireShim_nodeSubscribeProps(proxy)
     }
 
-    /// Writes every channel's volume and, unless nil, the mute. Returns 0 or a negative errno.
-    func write(volume: Float, mute: Bool?) -> Int32 {
+    /// Writes every channel's soft volume (never its channel volumes: they are the user's). Returns 0
+    /// or a negative errno.
+    func write(soft volume: Float) -> Int32 {
         guard let proxy else { return -Int32(ENODEV) }
-        return CPipeWireShim_nodeSetProps(proxy, channels, volume, mute.map { $0 ? 1 : 0 } ?? -1)
+        return CPipeWireShim_nodeSetSoftVolumes(proxy, channels, volume)
     }
 
     func destroy() {

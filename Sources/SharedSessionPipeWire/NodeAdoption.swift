@@ -6,9 +6,11 @@ public import SharedSession
 /// The engine follows the registry and adopts every node of another client that matches a rule
 /// (``AdoptionRule``), now or later: a player that makes a new node for each file, or after the daemon
 /// restarted, is adopted again by the same rule, at the stream's current gain. The session's gains,
-/// ducks, restores, volumes and pauses reach an adopted node through its `Props` (`channelVolumes`,
-/// `mute`), ramped in steps of equal decibels, one per quantum, over the policy's fade times (PipeWire
-/// applies a node's volume as a step at its next cycle).
+/// ducks, restores, volumes and pauses reach an adopted node through its `Props` `volume`, ramped in
+/// steps of equal decibels, one per quantum, over the policy's fade times (PipeWire applies a node's
+/// volume as a step at its next cycle). The node's `channelVolumes` and `mute` are never written: they
+/// stay the user's, as a desktop mixer and the player show them and as WirePlumber saves them for the
+/// next stream of the same role.
 ///
 /// ```swift
 /// let adoption = NodeAdoption(session: session, engine: engine)
@@ -22,9 +24,14 @@ public import SharedSession
 /// - A volume a user sets on an adopted node from outside (`wpctl set-volume`, a desktop mixer) is the
 ///   stream's new host volume (the main's `mainVolume`): reported as ``AdoptionEvent/userVolume(stream:node:volume:)``
 ///   and as the session's own volume events, kept under ducks and restored to, never overwritten.
-/// - Pausing the adopted main fades its node out and mutes it, and reports
+/// - Pausing the adopted main fades its node out to silence, and reports
 ///   ``AdoptionEvent/pauseRequested(stream:_:)`` so the host pauses its player (which otherwise keeps
-///   running unheard); resuming unmutes it and fades it in.
+///   running unheard); resuming fades it in.
+/// - A node is **given back** at its own volume: at once when its stream closes, when this
+///   `NodeAdoption` goes away (it closes the streams it opened) and when the engine shuts down (confirmed
+///   by the daemon before the connection closes). If this process ends without any of that (an `exit`
+///   that skipped the shutdown, a crash, SIGKILL), a watchdog process the engine started with its first
+///   adoption gives every node back within milliseconds: see the AdoptingNodes article for the figures.
 /// - A voice-activity duck (`DuckStyle.followActivity(_:level:)`) needs the main's samples, which an
 ///   adopted node never hands this process: on an adopted main it leaves the gain as the session set it.
 public final class NodeAdoption: Sendable {
@@ -38,16 +45,22 @@ public final class NodeAdoption: Sendable {
     }
     private let overlays = Locked<[StreamID: Overlay]>([:])
     private let handler = Locked<(@Sendable (AdoptionEvent) -> Void)?>(nil)
+    /// The streams it opened, closed when it goes away.
+    private let handles = Locked<[StreamHandle]>([])
 
-    /// Adopts nodes for `session` through `engine`, which must be the session's engine.
+    /// Adopts nodes for `session` through `engine`, which must be the session's engine. Starts the
+    /// engine's adoption watchdog (a process of its own, see ``AdoptionEvent/watchdogUnavailable(reason:)``).
     public init(session: SharedSession, engine: PipeWireEngine) {
         self.session = session
         self.engine = engine
         engine.adoptionDelivery.setHandler { [weak self] event in self?.handle(event) }
+        engine.startAdoptionWatchdog()
     }
 
+    /// Closes the streams it opened: their nodes get their own volume back.
     deinit {
         engine.adoptionDelivery.setHandler(nil)
+        for handle in handles.withLock({ $0 }) { handle.close() }
     }
 
     /// Receives every adoption event, in order, on a queue of the engine's (never under a lock).
@@ -63,8 +76,10 @@ public final class NodeAdoption: Sendable {
     ///   stream is open.
     public func adoptMain(_ rule: AdoptionRule, name: String = "adopted main") throws(SessionError) -> StreamHandle {
         try check(rule)
-        return try session.openMainStream(
+        let handle = try session.openMainStream(
             StreamDescriptor(name: name, role: .movie), source: AdoptedNodeSource(rule: rule))
+        handles.withLock { $0.append(handle) }
+        return handle
     }
 
     /// Opens an overlay stream of `unit` made of the nodes `rule` matches, at `volume`. While any of
@@ -80,6 +95,7 @@ public final class NodeAdoption: Sendable {
             StreamDescriptor(name: name ?? "\(unit) (adopted)", role: role), source: AdoptedNodeSource(rule: rule),
             volume: volume, owner: unit)
         overlays.withLock { $0[handle.id] = Overlay(unit: unit, ducks: ducks) }
+        handles.withLock { $0.append(handle) }
         return handle
     }
 

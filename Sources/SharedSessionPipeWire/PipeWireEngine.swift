@@ -93,15 +93,40 @@ public final class PipeWireEngine: AudioEngine {
     }
 
     deinit {
+        handBackAdoptedNodes()
         loop.stop { $0.shutdown() }
     }
 
-    /// Closes every stream and the connection, and stops the engine's threads. The engine is
-    /// unusable afterwards; `deinit` does the same.
+    /// Closes every stream and the connection, and stops the engine's threads. Adopted nodes (see
+    /// ``NodeAdoption``) get their own volume back first, confirmed by the daemon before the connection
+    /// closes. The engine is unusable afterwards; `deinit` does the same.
     public func shutdown() {
         isShutDown.store(true, ordering: .relaxed)
+        handBackAdoptedNodes()
         loop.stop { $0.shutdown() }
     }
+
+    /// How long a shutdown waits for the daemon to confirm the adopted nodes' give-back.
+    static let handBackLimit = Duration.milliseconds(500)
+
+    /// Writes the adopted nodes' own volumes and waits (outside the loop's lock, so the loop thread
+    /// sends them and reads the answer) until the daemon has applied them, or ``handBackLimit``.
+    private func handBackAdoptedNodes() {
+        guard let seq = loop.withLock({ $0.handBackAdoptedNodes() }) else { return }
+        let deadline = ContinuousClock.now + Self.handBackLimit
+        while !loop.withLock({ $0.isConfirmed(seq) }), ContinuousClock.now < deadline {
+            usleep(500)
+        }
+    }
+
+    /// Starts the adoption watchdog now, if it is not running, so the first adoption does not wait
+    /// for it (see ``NodeAdoption``).
+    func startAdoptionWatchdog() {
+        loop.withLock { $0.adoption.startWatchdog() }
+    }
+
+    /// The adoption watchdog's process id while it runs (tests).
+    @_spi(Testing) public var adoptionWatchdogProcessID: Int32? { loop.withLock { $0.adoption.watchdogProcessID } }
 
     // MARK: State
 

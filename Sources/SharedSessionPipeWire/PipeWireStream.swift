@@ -135,6 +135,15 @@ final class PipeWireStream {
     }
 
     fileprivate func controlInfo(id: UInt32, control: UnsafePointer<pw_stream_control>) {
+        if id == CPipeWireShim_propVolume, control.pointee.n_values > 0, let value = control.pointee.values?[0],
+            value != 1
+        {
+            // Nobody's mixer sets it: WirePlumber restoring a `volume` saved from another stream with the
+            // same key (a player another host ducked through it and never gave back). Held at 1 like the
+            // channel volumes.
+            _ = CPipeWireShim_setStreamVolume(stream, 1)
+            return
+        }
         guard id == CPipeWireShim_propChannelVolumes, let values = control.pointee.values else { return }
         let volumes = (0..<Int(control.pointee.n_values)).map { values[$0] }
         observer?.stream(self, volumesChanged: volumes)

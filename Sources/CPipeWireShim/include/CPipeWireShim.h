@@ -7,6 +7,8 @@
 #include <pipewire/pipewire.h>
 #include <pipewire/extensions/metadata.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "CPipeWireShimModule.h"
@@ -19,8 +21,9 @@ extern const uint32_t CPipeWireShim_idCore;
 extern const char *const CPipeWireShim_typeNode;
 extern const char *const CPipeWireShim_typeMetadata;
 
-/// SPA_PROP_channelVolumes.
+/// SPA_PROP_channelVolumes and SPA_PROP_volume.
 extern const uint32_t CPipeWireShim_propChannelVolumes;
+extern const uint32_t CPipeWireShim_propVolume;
 
 /// Builds an EnumFormat param for interleaved 32-bit float at `rate` with `channels` channels
 /// (FL FR for two) into `buffer`. Returns NULL if `size` bytes are not enough.
@@ -28,6 +31,9 @@ const struct spa_pod *CPipeWireShim_buildAudioFormat(void *buffer, uint32_t size
 
 /// Sets SPA_PROP_channelVolumes of every channel to `volume` (pw_stream_set_control is variadic).
 int CPipeWireShim_setChannelVolumes(struct pw_stream *stream, uint32_t channels, float volume);
+
+/// Sets SPA_PROP_volume, the one volume PipeWire multiplies with the channel volumes.
+int CPipeWireShim_setStreamVolume(struct pw_stream *stream, float volume);
 
 /// pw_properties_new(NULL, NULL).
 struct pw_properties *CPipeWireShim_propertiesNew(void);
@@ -72,13 +78,28 @@ int CPipeWireShim_clientAddListener(
     struct pw_client *client, struct spa_hook *hook, const struct pw_client_events *events, void *data);
 /// Asks for the node's Props now and on every change (pw_node_subscribe_params).
 int CPipeWireShim_nodeSubscribeProps(struct pw_node *node);
-/// Writes the node's Props: channelVolumes of `channels` channels all `volume`, and `mute` (0 or 1;
-/// -1 leaves it out). PipeWire applies it at the node's next cycle.
-int CPipeWireShim_nodeSetProps(struct pw_node *node, uint32_t channels, float volume, int mute);
-/// Reads channelVolumes (up to `maximum`) and mute from a Props `pod`. Returns how many channel
-/// volumes it read (0 if none), or -1 if `pod` is not a Props object; `mute` is set to 0 or 1, or -1
-/// when absent.
-int CPipeWireShim_parseProps(const struct spa_pod *pod, float *volumes, uint32_t maximum, int *mute);
+/// Writes the node's Props `softVolumes`, every one of its `channels` set to `volume`. PipeWire's
+/// audioconvert then plays the node at `volume` × its soft volumes instead of its `channelVolumes`
+/// (until someone writes the channel volumes again). The channel volumes stay the user's: what a mixer
+/// and the player show, and what WirePlumber saves and gives to the next stream of the same role; the
+/// soft volumes are neither shown nor saved. PipeWire applies it at the node's next cycle.
+int CPipeWireShim_nodeSetSoftVolumes(struct pw_node *node, uint32_t channels, float volume);
+/// Reads channelVolumes (up to `maximum`), the mean of softVolumes and mute from a Props `pod`.
+/// Returns how many channel volumes it read (0 if none), or -1 if `pod` is not a Props object; `soft`
+/// is set to the soft volumes' mean, or -1 when absent; `mute` to 0 or 1, or -1 when absent.
+int CPipeWireShim_parseProps(const struct spa_pod *pod, float *volumes, uint32_t maximum, float *soft, int *mute);
+
+// The adoption watchdog (watchdog.c): a process of its own that gives adopted nodes their own volume
+// back when the engine's process ends without doing so.
+
+/// Starts the watchdog connected to the daemon `remoteName` (NULL: PipeWire's default) and waits for it
+/// to say it runs. Returns its pid and sets `commandFD` (the write end of its command pipe,
+/// non-blocking, close-on-exec), or returns -1 with the reason in `failure`.
+pid_t CPipeWireShim_watchdogSpawn(const char *remoteName, int *commandFD, char *failure, size_t failureSize);
+/// Sends one command line ("adopt ID VOLUME\n", "release ID\n"). Returns 0 or a negative errno.
+int CPipeWireShim_watchdogSend(int commandFD, const char *line);
+/// Closes the command pipe (the watchdog gives back what it still holds and exits) and reaps it.
+void CPipeWireShim_watchdogStop(pid_t pid, int commandFD);
 /// SPA_PARAM_Props.
 extern const uint32_t CPipeWireShim_paramProps;
 /// The node's state as an int (pw_node_info.state): PW_NODE_STATE_RUNNING is 3.

@@ -313,8 +313,8 @@ private final class RunState {
             case .adopted: adopted.withLock { $0 = true }
             case .pauseRequested(_, let paused):
                 // gst-launch takes no commands: a real host would pause its pipeline here. Its node is
-                // faded out and muted meanwhile, so the movie runs on unheard.
-                view.note("host: \(paused ? "pause" : "resume") the GStreamer player (gst-launch runs on, muted)")
+                // faded out to silence meanwhile, so the movie runs on unheard.
+                view.note("host: \(paused ? "pause" : "resume") the GStreamer player (gst-launch runs on, silent)")
             default: break
             }
         }
