@@ -124,7 +124,7 @@ let package = Package(
             name: "SharedSessionPipeWireTests",
             dependencies: [
                 "SharedSession", "SharedSessionPipeWire", "SharedSessionMedia", "SharedSessionTesting",
-                "SharedSessionTestSupport", "CRealtimeProbe", "SharedSessionRemote", "remote-unit",
+                "SharedSessionTestSupport", "CRealtimeProbe", "SharedSessionRemote", "remote-unit", "adopting-host",
             ],
             swiftSettings: strict
         ),
@@ -144,6 +144,14 @@ let package = Package(
             name: "remote-unit",
             dependencies: ["SharedSession", "SharedSessionRemote"],
             path: "Tests/RemoteUnit",
+            swiftSettings: strict
+        ),
+        // The host the host-ending tests run as a real process: it adopts a player's node, ducks it and
+        // ends as told (exit, crash; the test's SIGKILL).
+        .executableTarget(
+            name: "adopting-host",
+            dependencies: ["SharedSession", "SharedSessionPipeWire"],
+            path: "Tests/AdoptingHost",
             swiftSettings: strict
         ),
         .testTarget(
@@ -168,6 +176,7 @@ let package = Package(
 if Context.environment["SHAREDSESSION_OFFLINE_ONLY"] == "1" {
     let online: Set<String> = [
         "SharedSessionPipeWire", "CPipeWire", "CPipeWireShim", "SharedSessionPipeWireTests", "minimal-host",
+        "adopting-host",
     ]
     package.targets.removeAll { online.contains($0.name) }
     package.products.removeAll { online.contains($0.name) }

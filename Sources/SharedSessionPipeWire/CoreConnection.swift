@@ -7,6 +7,8 @@ protocol CoreConnectionObserver: RegistryObserver {
     /// The connection to the daemon broke (the core's EPIPE). It cannot be torn down from inside the
     /// callback that says so.
     func connectionBroke(_ reason: String)
+    /// The daemon answered the core sync `seq`: it has handled every message sent before it.
+    func coreDone(seq: Int32)
 }
 
 /// One connection to the daemon, from `pw_context_connect` to `pw_core_disconnect`: the core, its
@@ -93,6 +95,7 @@ final class CoreConnection {
         guard id == UInt32(PW_ID_CORE) else { return }
         lastDone = seq
         if seq == registrySync { isRegistrySynced = true }
+        observer.coreDone(seq: seq)
     }
 
     private func error(id: UInt32, result: Int32, message: String) {

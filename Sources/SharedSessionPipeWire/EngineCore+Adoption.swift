@@ -76,6 +76,10 @@ final class AdoptionCore {
     private var reported: [UInt32: Float] = [:]
     /// The process that gives the nodes back if this one dies; started with the first adoption.
     private var watchdog: AdoptionWatchdog?
+    /// Nodes given back whose write the daemon has not confirmed yet, by the sync that will: the
+    /// watchdog keeps them until then, so a process that exits right after a close still gives them
+    /// back (the write may still be in the connection's buffer when the process goes).
+    private var unconfirmed: [(seq: Int32, nodes: [UInt32])] = []
     private var watchdogFailure: SessionError?
     private let remoteName: String?
     /// Own nodes already reported as matching a rule.
@@ -134,25 +138,42 @@ final class AdoptionCore {
         guard let member = members.removeValue(forKey: id) else { return false }
         member.control.detach()
         if book.adoptions[id]?.playing == true { delivery.emit(.playing(stream: id, false)) }
-        for node in book.release(id).sorted() { handBack(node) }
+        handBack(book.release(id).sorted())
         reschedule()
         return true
     }
 
-    /// Gives `node` its channel volumes (the user's) back as its soft volumes, and forgets it (the
-    /// watchdog too).
-    private func handBack(_ node: UInt32) {
-        guard let entry = bound.removeValue(forKey: node) else { return }
-        _ = nodeProxies[node]?.write(soft: entry.user ?? reported[node] ?? 1)
-        watchdog?.released(node)
+    /// Gives `nodes` their channel volumes (the user's) back as their soft volumes and forgets them;
+    /// the watchdog forgets them once the daemon confirms the writes. Returns the confirming sync's
+    /// sequence number, or nil if nothing was written.
+    @discardableResult
+    private func handBack(_ nodes: [UInt32]) -> Int32? {
+        var given: [UInt32] = []
+        for node in nodes {
+            guard let entry = bound.removeValue(forKey: node) else { continue }
+            _ = nodeProxies[node]?.write(soft: entry.user ?? reported[node] ?? 1)
+            given.append(node)
+        }
+        guard !given.isEmpty, let seq = engine.connection.sync() else {
+            for node in given { watchdog?.released(node) }
+            return nil
+        }
+        unconfirmed.append((seq, given))
+        return seq
     }
 
-    /// Gives every adopted node its own volume back (the engine is shutting down). Returns whether
-    /// anything was written: the caller then waits for the daemon to confirm before disconnecting.
-    func handBackAll() -> Bool {
-        let nodes = bound.keys.sorted()
-        for node in nodes { handBack(node) }
-        return !nodes.isEmpty
+    /// Gives every adopted node back (the engine is shutting down). Returns the sequence number of the
+    /// sync that confirms the writes, or nil if nothing was written.
+    func handBackAll() -> Int32? {
+        handBack(bound.keys.sorted())
+    }
+
+    /// The daemon confirmed the sync `seq`: the nodes given back before it are the watchdog's no more.
+    func confirmed(upTo seq: Int32) {
+        while let first = unconfirmed.first, first.seq <= seq {
+            unconfirmed.removeFirst()
+            for node in first.nodes { watchdog?.released(node) }
+        }
     }
 
     /// Starts the watchdog if it is not running (once: a failure is reported once, and adoption works
@@ -265,6 +286,7 @@ final class AdoptionCore {
             }
         }
         bound.removeAll()
+        unconfirmed.removeAll()
         watchdog?.releaseAll()
         for proxy in nodeProxies.values { proxy.destroy() }
         for proxy in clientProxies.values { proxy.destroy() }
@@ -281,7 +303,6 @@ final class AdoptionCore {
 
     func shutdown() {
         for member in members.values { member.control.detach() }
-        _ = handBackAll()
         disconnected()
         watchdog?.stop()
         watchdog = nil

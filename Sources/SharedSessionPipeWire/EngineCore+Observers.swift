@@ -74,4 +74,8 @@ extension EngineCore: CoreConnectionObserver {
     func globalAdded(id: UInt32, type: String, properties: [String: String], registry: OpaquePointer) {
         adoption.globalAdded(id: id, type: type, properties: properties, registry: registry)
     }
+
+    func coreDone(seq: Int32) {
+        adoption.confirmed(upTo: seq)
+    }
 }

@@ -122,8 +122,8 @@ final class EngineCore {
     /// Disconnecting before that `done` was seen to lose the writes (they were still in the
     /// connection's buffer), leaving a node at a ducked volume that WirePlumber then saved.
     func handBackAdoptedNodes() -> Int32? {
-        guard !isShutDown, core != nil, adoption.handBackAll() else { return nil }
-        return connection.sync()
+        guard !isShutDown, core != nil else { return nil }
+        return adoption.handBackAll()
     }
 
     /// Whether the daemon confirmed the sync `seq` (or the connection is gone, and with it the nodes).

@@ -1,0 +1,98 @@
+// A host app as the README and the AdoptingNodes article build one, run as a real process by the
+// host-ending tests: it adopts another player's node as its main stream (by application name), plays a
+// main stream of its own beside it when asked, ducks both, and ends the way the test tells it to.
+//
+//   adopting-host APPLICATION-NAME [--own-main]
+//
+// Reads one command a line on stdin and answers on stdout:
+//   duck            takes a duck; "ducked" once its fade is over
+//   release         releases it; "released" at once (the restore ramp is running)
+//   close           closes the adopted stream; "closed"
+//   exit            exit(0) at once: no shutdown, no stream closed
+//   shutdown-exit   the engine's shutdown, then exit(0)
+//   crash           a segmentation fault (a write through a bad pointer)
+// Before the first command it prints "adopted NODE WATCHDOG-PID" once the player's node is adopted.
+import Foundation
+import SharedSession
+@_spi(Testing) import SharedSessionPipeWire
+
+@main
+enum AdoptingHost {
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard let application = arguments.first else {
+            FileHandle.standardError.write(Data("usage: adopting-host APPLICATION-NAME [--own-main]\n".utf8))
+            exit(2)
+        }
+        do {
+            try run(adopting: application, ownMain: arguments.contains("--own-main"))
+        } catch {
+            FileHandle.standardError.write(Data("adopting-host: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func run(adopting application: String, ownMain: Bool) throws {
+        let engine = try PipeWireEngine(applicationName: "adopting-host")
+        let session = SharedSession(engine: engine, policy: .default)
+        let adoption = NodeAdoption(session: session, engine: engine)
+        let adopted = Locked<UInt32?>(nil)
+        adoption.setEventHandler { event in
+            if case .adopted(_, let node, _, _) = event { adopted.withLock { $0 = node } }
+        }
+        let main = try adoption.adoptMain(AdoptionRule(.applicationName(application)))
+        // A stream of its own beside it (role Movie, as a host playing some of its audio itself has), to
+        // check that nothing of ours is saved by WirePlumber either.
+        var own: StreamHandle?
+        if ownMain {
+            own = try session.openStream(
+                StreamDescriptor(name: "host tone", role: .movie), source: try SineSource(frequency: 660, amplitude: 0.1),
+                owner: "host")
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while adopted.withLock({ $0 }) == nil, ContinuousClock.now < deadline { usleep(1000) }
+        guard let node = adopted.withLock({ $0 }) else {
+            throw SessionError(code: .engineUnavailable, message: "no node of \(application) was adopted within 10 s")
+        }
+        say("adopted \(node) \(engine.adoptionWatchdogProcessID ?? -1)")
+        var lease: DuckLease?
+        while let line = readLine() {
+            switch line {
+            case "duck":
+                lease = try session.duck(DuckRequest(owner: "feed"))
+                usleep(UInt32(session.policy.fadeDown.milliseconds + 100) * 1000)
+                say("ducked")
+            case "release":
+                lease?.release()
+                lease = nil
+                say("released")
+            case "close":
+                main.close()
+                own?.close()
+                say("closed")
+            case "exit":
+                exit(0)
+            case "shutdown-exit":
+                engine.shutdown()
+                exit(0)
+            case "crash":
+                // A write through a bad pointer, as a real crash is (a raised SIGSEGV is not a fault, and
+                // Swift's crash handler lets it return).
+                UnsafeMutablePointer<Int32>(bitPattern: Int(getpid() & 0) + 16)!.pointee = 0
+            default:
+                say("unknown command \(line)")
+            }
+        }
+        withExtendedLifetime(adoption) {}
+    }
+}
+
+/// One answer line, flushed at once (stdout is a pipe: fully buffered otherwise).
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
+}
+
+extension Duration {
+    fileprivate var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
+}
