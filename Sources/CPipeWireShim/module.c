@@ -55,6 +55,11 @@ bool CPipeWireShim_moduleIsAlive(const CPipeWireShim_Module *handle) { return ha
 // The call is queued without PipeWire's blocking flag and waited for on a semaphore: the teardown invokes
 // onto the data loop again (removing each node), which runs in place there but flushes the loop's queue
 // first, and in 0.3.65 that flush acknowledges a queued blocking call before it has returned.
+//
+// A module that destroys itself (pw_impl_module_schedule_destroy: its connection broke, or a stream of it
+// was disconnected) still does so on the loop thread, from the context's work queue, which this cannot
+// reach. With the connection gone no graph cycle drives its streams; a stream of it disconnected by the
+// daemon while the others run could race the same way (not seen: the churn tests restart the daemon).
 struct unload_job {
     struct pw_impl_module *module;
     sem_t done;
