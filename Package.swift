@@ -154,6 +154,21 @@ let package = Package(
             path: "Tests/AdoptingHost",
             swiftSettings: strict
         ),
+        // The host the echo-cancellation churn tests spawn as a real process (a crash of the canceller's
+        // teardown is then a failed test with its signal), and its interposer that widens that race. Not a
+        // dependency of the test target: a dependency's objects are linked into the test binary, where
+        // CRealtimeProbe defines the same interposed function. `swift build --build-tests` builds it.
+        .target(
+            name: "CEchoRaceWidener",
+            dependencies: ["CPipeWire"],
+            path: "Tests/CEchoRaceWidener"
+        ),
+        .executableTarget(
+            name: "echo-churn",
+            dependencies: ["SharedSession", "SharedSessionPipeWire", "SharedSessionRemote", "CEchoRaceWidener"],
+            path: "Tests/EchoChurn",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "SharedSessionRemoteTests",
             dependencies: [
@@ -176,7 +191,7 @@ let package = Package(
 if Context.environment["SHAREDSESSION_OFFLINE_ONLY"] == "1" {
     let online: Set<String> = [
         "SharedSessionPipeWire", "CPipeWire", "CPipeWireShim", "SharedSessionPipeWireTests", "minimal-host",
-        "adopting-host",
+        "adopting-host", "CEchoRaceWidener", "echo-churn",
     ]
     package.targets.removeAll { online.contains($0.name) }
     package.products.removeAll { online.contains($0.name) }

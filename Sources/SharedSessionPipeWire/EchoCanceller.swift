@@ -128,7 +128,10 @@ final class EchoCanceller {
         logger.info("echo cancellation on: the voice records \(sourceName)")
     }
 
-    /// Unloads the module (its nodes go with it) and cancels a pending retry.
+    /// Unloads the module (its nodes go with it) and cancels a pending retry. The module is destroyed on
+    /// the context's data thread (`CPipeWireShim_moduleUnload`): destroyed here, on the loop thread, it
+    /// NULLed its capture stream while that stream's process callback still ran, which then queued its
+    /// buffer on the NULL stream (issue 23).
     func unload() {
         retry?.arm(for: nil)
         isAwaitingSource = false

@@ -46,8 +46,8 @@ enum AdoptingHost {
         var own: StreamHandle?
         if ownMain {
             own = try session.openStream(
-                StreamDescriptor(name: "host tone", role: .movie), source: try SineSource(frequency: 660, amplitude: 0.1),
-                owner: "host")
+                StreamDescriptor(name: "host tone", role: .movie),
+                source: try SineSource(frequency: 660, amplitude: 0.1), owner: "host")
         }
         let deadline = ContinuousClock.now + .seconds(10)
         while adopted.withLock({ $0 }) == nil, ContinuousClock.now < deadline { usleep(1000) }

@@ -16,15 +16,27 @@ package final class UnitProcess {
     /// When `waitpid` returned for it.
     package private(set) var reapedAt: ContinuousClock.Instant?
 
-    package static let executable: String = {
+    package static let executable = sibling("remote-unit")
+
+    /// A command written to a process that died would raise SIGPIPE and end the whole test run; ignored,
+    /// the write fails and the test reads why the process ended.
+    private static let brokenPipesIgnored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
+    /// An executable the package builds beside the test binary.
+    package static func sibling(_ name: String) -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         let path = String(decoding: buffer[0..<max(count, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return (path as NSString).deletingLastPathComponent + "/remote-unit"
-    }()
+        return (path as NSString).deletingLastPathComponent + "/" + name
+    }
 
-    /// Starts the unit with `arguments`; `prefix` runs it through another program first (`setpriv ...`).
-    package init(_ arguments: [String], prefix: [String] = []) throws {
+    /// Starts the unit (or `executable`) with `arguments`; `prefix` runs it through another program first
+    /// (`setpriv ...`); `environment` adds to (or replaces in) this process's environment for it alone.
+    package init(
+        _ arguments: [String], prefix: [String] = [], executable: String = UnitProcess.executable,
+        environment: [String: String] = [:]
+    ) throws {
+        Self.brokenPipesIgnored
         var toChild: [Int32] = [0, 0]
         var fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else {
@@ -37,11 +49,23 @@ package final class UnitProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        let argv = prefix + [Self.executable] + arguments
+        let argv = prefix + [executable] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { for pointer in cArguments { free(pointer) } }
+        // This process's environment as it is now (the daemon's XDG_RUNTIME_DIR is set at run time).
+        var variables: [String] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let variable = String(cString: pointer)
+            let name = variable.prefix { $0 != "=" }
+            if environment[String(name)] == nil { variables.append(variable) }
+            entry += 1
+        }
+        variables += environment.map { "\($0.key)=\($0.value)" }
+        let cEnvironment = variables.map { strdup($0) } + [nil]
+        defer { for pointer in cEnvironment { free(pointer) } }
         var child = pid_t()
-        let result = posix_spawnp(&child, argv[0], &actions, nil, &cArguments, environ)
+        let result = posix_spawnp(&child, argv[0], &actions, nil, &cArguments, cEnvironment)
         close(toChild[0])
         close(fromChild[1])
         guard result == 0 else {

@@ -23,7 +23,11 @@ CPipeWireShim_Module *CPipeWireShim_moduleLoad(
 /// Whether the module still exists.
 bool CPipeWireShim_moduleIsAlive(const CPipeWireShim_Module *handle);
 
-/// Destroys the module if it still exists, and frees the handle.
+/// Destroys the module if it still exists, and frees the handle. The module is destroyed on the
+/// context's data thread, and this waits for it (about 1 ms, up to 3 ms seen for the echo canceller, during
+/// which no process callback of the context runs): a module's streams cannot then be torn down under
+/// their own process callbacks (module.c says why). Call it with the loop lock held, never on the data
+/// thread.
 void CPipeWireShim_moduleUnload(CPipeWireShim_Module *handle);
 
 #endif
