@@ -154,6 +154,10 @@ public final class PipeWireEngine: AudioEngine {
         return thread == 0 ? nil : thread
     }
 
+    /// Frames of the most recent capture cycle (the graph's quantum while a capture runs): for tests
+    /// that record the sink's monitor and play nothing.
+    @_spi(Testing) public var captureQuantum: Int { shared.captureQuantum.load(ordering: .relaxed) }
+
     /// Process callbacks run so far, over all streams.
     @_spi(Testing) public var processCycles: Int { shared.cycles.load(ordering: .relaxed) }
 

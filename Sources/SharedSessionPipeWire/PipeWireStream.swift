@@ -190,6 +190,7 @@ final class PipeWireStream {
             if !shared.suspended.load(ordering: .relaxed) {
                 _ = ring.write(UnsafeBufferPointer(start: start, count: samples))
             }
+            shared.captureQuantum.store(samples / max(channels, 1), ordering: .relaxed)
             if shared.dataThread.load(ordering: .relaxed) == 0 {
                 shared.dataThread.store(UInt(pthread_self()), ordering: .relaxed)
             }

@@ -7,6 +7,8 @@ final class RealtimeShared: Sendable {
     let suspended = Atomic<Bool>(false)
     /// Frames of the most recent playback cycle.
     let quantum = Atomic<Int>(0)
+    /// Frames of the most recent capture cycle (per channel).
+    let captureQuantum = Atomic<Int>(0)
     /// The data thread's `pthread_t`, recorded by the first process callback; 0 before it.
     let dataThread = Atomic<UInt>(0)
     /// Process callbacks run so far, over all streams.

@@ -61,10 +61,13 @@ final class AdoptionRig {
         return child
     }
 
-    /// Starts mpv playing `file` with its PipeWire output, no video, no terminal.
-    func startMpv(_ file: String) throws -> Daemon.Child {
+    /// Starts mpv playing `file` with its PipeWire output, no video, no terminal; with `ipc`, its JSON IPC
+    /// server on that socket (see ``MpvIPC``).
+    func startMpv(_ file: String, ipc: String? = nil) throws -> Daemon.Child {
         let child = try Daemon.launch(
-            "mpv", ["--no-config", "--no-video", "--no-terminal", "--ao=pipewire", "--loop-file=inf", file])
+            "mpv",
+            ["--no-config", "--no-video", "--no-terminal", "--ao=pipewire", "--loop-file=inf"]
+                + (ipc.map { ["--input-ipc-server=\($0)"] } ?? []) + [file])
         players.append(child)
         return child
     }
@@ -108,6 +111,63 @@ final class AdoptionRig {
         for child in players { end(child) }
         log.stop()
         rig.stop()
+    }
+}
+
+/// mpv's JSON IPC (`--input-ipc-server`): one request per connection, its answer read back.
+enum MpvIPC {
+    /// A numeric property (`ao-volume`, `volume`).
+    static func property(_ name: String, at socket: String) throws -> Double {
+        let answer = try request(#"{ "command": ["get_property", "\#(name)"] }"#, at: socket)
+        let object = try JSONSerialization.jsonObject(with: Data(answer.utf8)) as? [String: Any]
+        guard let value = object?["data"] as? Double else {
+            throw SessionError(code: .invalidValue, message: "mpv answered \(answer) for \(name)")
+        }
+        return value
+    }
+
+    static func set(_ name: String, _ value: Double, at socket: String) throws {
+        let answer = try request(#"{ "command": ["set_property", "\#(name)", \#(value)] }"#, at: socket)
+        guard answer.contains(#""error":"success""#) else {
+            throw SessionError(code: .invalidValue, message: "mpv answered \(answer) to setting \(name)")
+        }
+    }
+
+    /// Sends one line and returns the first line mpv answers, waiting up to 5 s for its socket.
+    static func request(_ line: String, at path: String) throws -> String {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+            }
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            if connected == 0 {
+                let bytes = Array((line + "\n").utf8)
+                _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                var answer: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while !answer.contains(10) {
+                    let count = read(fd, &buffer, buffer.count)
+                    guard count > 0 else { break }
+                    answer += buffer[0..<count]
+                }
+                // mpv may send an event line first: the answer is the line with a request_id.
+                let lines = String(decoding: answer, as: UTF8.self).split(separator: "\n")
+                return String(lines.first { $0.contains("request_id") } ?? lines.first ?? "")
+            }
+            guard ContinuousClock.now < deadline else {
+                throw SessionError(code: .connectionLost, message: "mpv's IPC socket \(path) did not answer")
+            }
+            usleep(20_000)
+        }
     }
 }
 

@@ -56,6 +56,24 @@ enum Daemon {
         try #require(result.status == 0, "Scripts/pipewire-headless start failed: \(result.output)")
     }
 
+    /// What the private daemon's WirePlumber saved for streams (its `restore-stream` state file): by
+    /// "key:volume" and "key:channelVolumes", the saved value farthest from 1 (each channel's, for the
+    /// channel volumes). Empty when nothing is saved yet.
+    static func savedStreamVolumes() -> [String: Float] {
+        let base = ProcessInfo.processInfo.environment["SHAREDSESSION_PW_DIR"] ?? "/tmp/sharedsession-pw"
+        guard let text = try? String(contentsOfFile: base + "/state/wireplumber/restore-stream", encoding: .utf8)
+        else { return [:] }
+        var saved: [String: Float] = [:]
+        for line in text.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            let key = String(line[..<equals])
+            guard key.hasSuffix(":volume") || key.hasSuffix(":channelVolumes") else { continue }
+            let values = line[line.index(after: equals)...].split(separator: ";").compactMap { Float($0) }
+            saved[key] = values.max { abs($0 - 1) < abs($1 - 1) }
+        }
+        return saved
+    }
+
     /// The pids of the private daemon's processes, if the script started them.
     static func pids() -> (pipewire: Int32?, wireplumber: Int32?) {
         let output = script("pids").output

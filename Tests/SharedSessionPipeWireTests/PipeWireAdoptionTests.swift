@@ -224,6 +224,60 @@ extension DaemonTests {
             #expect(abs(restored - before) < 0.5)
         }
 
+        @Test(
+            "mpv's own volume control (ao-volume) shows the user's volume during a duck, and a change of it is the host volume"
+        )
+        func mpvVolumeControlStaysTheUsers() async throws {
+            let rig = try AdoptionRig()
+            defer { rig.stop() }
+            let socket = FileManager.default.temporaryDirectory.appendingPathComponent("ss-mpv-\(getpid()).sock").path
+            defer { unlink(socket) }
+            let main = try rig.adoption.adoptMain(AdoptionRule(.applicationName("mpv")))
+            defer { main.close() }
+            _ = try rig.startMpv(try toneFile(mainTone, amplitude: 0.5, seconds: 2), ipc: socket)
+            try await rig.wait("mpv adopted", timeout: .seconds(10)) { if case .adopted = $0 { true } else { false } }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1, timeout: .seconds(10))
+            // A user volume saved for mpv's key by an earlier run is what mpv starts at: back to 100 first.
+            if try MpvIPC.property("ao-volume", at: socket) != 100 {
+                try MpvIPC.set("ao-volume", 100, at: socket)
+                try await rig.wait("user volume 100") {
+                    if case .userVolume(_, _, let v) = $0 { v == 1 } else { false }
+                }
+            }
+            let duck = rig.session.duck(owner: "feed")
+            try await rig.recorder.record(for: .milliseconds(400))
+            let ducked = try rig.rig.mainLevel()
+            let duckedVolume = try MpvIPC.property("ao-volume", at: socket)
+            // The user turns mpv down to 50 (its ao-volume is linear: channel volumes of 0.5).
+            try MpvIPC.set("ao-volume", 50, at: socket)
+            try await rig.wait("user volume") {
+                if case .userVolume(_, _, let v) = $0 { abs(v - 0.5) < 1e-4 } else { false }
+            }
+            try await rig.recorder.record(for: .milliseconds(400))
+            let duckedAtHalf = try rig.rig.mainLevel()
+            let halfVolume = try MpvIPC.property("ao-volume", at: socket)
+            let hostVolumeAtHalf = rig.session.snapshot.mainVolume
+            duck.release()
+            try await rig.recorder.record(for: .milliseconds(700))
+            let restored = try rig.rig.mainLevel()
+            // The user puts mpv back to 100: WirePlumber saved 50 for its key, and would give it to the
+            // next player of the same role.
+            try MpvIPC.set("ao-volume", 100, at: socket)
+            try await rig.wait("user volume back") {
+                if case .userVolume(_, _, let v) = $0 { v == 1 } else { false }
+            }
+            print(
+                "[adoption] mpv ao-volume during a duck \(duckedVolume), after the user's 50 \(halfVolume); ducked "
+                    + "\(ducked), ducked at 50 \(duckedAtHalf), restored \(restored) dBFS")
+            #expect(duckedVolume == 100)
+            #expect(halfVolume == 50)
+            #expect(abs(ducked - (mainLevel - 20)) < 0.5)
+            #expect(abs(duckedAtHalf - (mainLevel - 6.02 - 20)) < 0.5)
+            #expect(abs(restored - (mainLevel - 6.02)) < 0.5)
+            #expect(abs(hostVolumeAtHalf - 0.5) < 1e-4)
+            #expect(abs(rig.session.snapshot.mainVolume - 1) < 1e-4)
+        }
+
         @Test("a main re-created by its player, and again after the daemon restarted, is adopted at the ducked gain")
         func recreatedAndDaemonRestart() async throws {
             try Daemon.requirePrivate()
