@@ -57,7 +57,7 @@ final class AdoptionCore {
     /// the soft volumes, with nothing in the node's reported `Props` to show it.
     static let settleWrites: [Duration] = [.milliseconds(50), .milliseconds(250), StreamHealth.restoreWindow]
 
-    /// How long a pause fades the adopted main's node out (then mutes it), and a resume fades it in.
+    /// How long a pause fades the adopted main's node out to silence, and a resume fades it in.
     static let pauseFade = Duration.milliseconds(100)
 
     private unowned let engine: EngineCore
@@ -180,10 +180,12 @@ final class AdoptionCore {
     /// without it).
     func startWatchdog() {
         guard watchdog == nil, watchdogFailure == nil else { return }
+        let start = ContinuousClock.now
         switch AdoptionWatchdog.start(remoteName: remoteName) {
         case .success(let started):
             watchdog = started
-            engine.logger.info("adoption watchdog running (pid \(started.processID))")
+            engine.logger.info(
+                "adoption watchdog running (pid \(started.processID), started in \(ContinuousClock.now - start))")
         case .failure(let error):
             watchdogFailure = error
             engine.logger.error("\(error.message)")
