@@ -305,9 +305,11 @@ final class AdoptionCore {
 
     func shutdown() {
         for member in members.values { member.control.detach() }
-        disconnected()
+        // Stopped before the nodes are forgotten: it gives back any node whose give-back the daemon has
+        // not confirmed (the engine's shutdown waited for it at most 500 ms).
         watchdog?.stop()
         watchdog = nil
+        disconnected()
         members.removeAll()
         timer?.destroy()
         timer = nil

@@ -123,7 +123,7 @@ extension DaemonTests {
         }
 
         @Test(
-            "daemon: remote units take a voice session and a duck with echo cancellation and are killed, 50 times: the host lives, each recorded through the canceller, all released",
+            "daemon: remote units take a voice session and a duck with echo cancellation and are killed, 300 times: the host lives, each recorded through the canceller, all released",
             .privateDaemonOnly
         )
         func remoteUnitsChurn() async throws {
@@ -135,7 +135,8 @@ extension DaemonTests {
             defer { if !ended { _ = Self.end(host) } }
             let path = socketPath("echo-churn")
             #expect(try host.ask("serve \(path)") == "ok serving")
-            for cycle in 0..<50 {
+            let total = Self.cycles
+            for cycle in 0..<total {
                 let unit = try UnitProcess(["--socket", path, "--owner", "voice-chat"])
                 #expect(try unit.line().hasPrefix("ok welcome voice-chat"), "cycle \(cycle)")
                 #expect(try unit.ask("acquire voice").hasSuffix(" voice"), "cycle \(cycle)")
@@ -150,7 +151,9 @@ extension DaemonTests {
             let ending = Self.end(host)
             ended = true
             #expect(ending == "exit 0", "the host ended with \(ending)")
-            print("[measure] echo churn, remote: 50 units with voice and a duck killed, in \(start.duration(to: .now))")
+            print(
+                "[measure] echo churn, remote: \(total) units with voice and a duck killed, in \(start.duration(to: .now))"
+            )
         }
     }
 }
