@@ -117,8 +117,9 @@ final class EngineCore {
         reschedule()
     }
 
-    /// Gives every adopted node its own volume back, before the engine goes: returns the sequence number
-    /// of the sync whose `done` says the daemon has applied the writes, or nil if nothing was written.
+    /// Gives every adopted node back (its soft volumes set to its channel volumes, the user's) before the
+    /// engine goes: returns the sequence number of the sync whose `done` says the daemon has applied the
+    /// writes, or nil if nothing was written.
     /// Disconnecting before that `done` was seen to lose the writes (they were still in the
     /// connection's buffer), leaving a node at a ducked volume that WirePlumber then saved.
     func handBackAdoptedNodes() -> Int32? {

@@ -6,11 +6,11 @@ public import SharedSession
 /// The engine follows the registry and adopts every node of another client that matches a rule
 /// (``AdoptionRule``), now or later: a player that makes a new node for each file, or after the daemon
 /// restarted, is adopted again by the same rule, at the stream's current gain. The session's gains,
-/// ducks, restores, volumes and pauses reach an adopted node through its `Props` `volume`, ramped in
-/// steps of equal decibels, one per quantum, over the policy's fade times (PipeWire applies a node's
-/// volume as a step at its next cycle). The node's `channelVolumes` and `mute` are never written: they
-/// stay the user's, as a desktop mixer and the player show them and as WirePlumber saves them for the
-/// next stream of the same role.
+/// ducks, restores, volumes and pauses reach an adopted node through its `Props` `softVolumes`, ramped
+/// in steps of equal decibels, one per quantum, over the policy's fade times (PipeWire applies them as a
+/// step at the node's next cycle, and plays the node at them instead of its channel volumes). The node's
+/// `channelVolumes`, `volume` and `mute` are never written: they stay the user's, as a desktop mixer and
+/// the player show them and as WirePlumber saves them for the next stream of the same role.
 ///
 /// ```swift
 /// let adoption = NodeAdoption(session: session, engine: engine)
