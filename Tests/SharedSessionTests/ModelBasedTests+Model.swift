@@ -546,6 +546,10 @@ struct SessionModel {
         case .quantumChanged(let frames):
             quantum = frames
             emit(.quantumChanged(frames: frames), cause)
+        case .streamPlaying:
+            // Never generated: the model's engine renders every stream itself (StreamPlayingTests
+            // covers streams that other processes play).
+            break
         }
     }
 

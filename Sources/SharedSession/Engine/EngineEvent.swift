@@ -13,4 +13,10 @@ public enum EngineEvent: Sendable, Hashable {
     case reconnected(attempts: Int, downtime: Duration)
     /// The engine's render quantum changed.
     case quantumChanged(frames: Int)
+    /// A stream that other processes play and that ducks the main stream while it plays (an overlay
+    /// adopted from a web view's node) started or stopped playing. The session holds a duck for the
+    /// stream's owner while it plays, under the owner's limits, as if the owner had called
+    /// ``SharedSession/duck(_:)`` with `DuckRequest(owner:)`, and releases it when the stream stops or
+    /// closes. Ignored for the main stream and for a stream no unit owns.
+    case streamPlaying(stream: StreamID, playing: Bool)
 }

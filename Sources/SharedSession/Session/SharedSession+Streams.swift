@@ -9,7 +9,10 @@ extension SharedSession {
     public func openMainStream(
         _ descriptor: StreamDescriptor = StreamDescriptor(name: "main", role: .movie), source: any AudioSource
     ) throws(SessionError) -> StreamHandle {
-        try openStream(descriptor, source: source, isMain: true, owner: nil, volume: 1)
+        try openStream(descriptor, isMain: true, owner: nil, volume: 1) {
+            [engine] id, gain, paused throws(SessionError) in
+            try engine.openStream(id, descriptor: descriptor, source: source, gain: gain, paused: paused)
+        }
     }
 
     /// Opens an overlay stream (a feed clip, a notification, the far end of a voice chat) at its own
@@ -22,16 +25,26 @@ extension SharedSession {
     public func openStream(
         _ descriptor: StreamDescriptor, source: any AudioSource, volume: Float = 1, owner: String? = nil
     ) throws(SessionError) -> StreamHandle {
-        try checked { () throws(SessionError) in try SessionError.checkUnitInterval(volume, name: "stream volume") }
-        return try openStream(descriptor, source: source, isMain: false, owner: owner, volume: volume)
+        try openStream(descriptor, isMain: false, owner: owner, volume: volume) {
+            [engine] id, gain, paused throws(SessionError) in
+            try engine.openStream(id, descriptor: descriptor, source: source, gain: gain, paused: paused)
+        }
     }
 
-    /// Opens the stream on the engine at the gain and play state the state gives it, then tells the
-    /// state it opened (or that the engine refused it), all under the lane, so no other input comes
-    /// between the two and the state records the gain the engine was given.
-    private func openStream(
-        _ descriptor: StreamDescriptor, source: any AudioSource, isMain: Bool, owner: String?, volume: Float
+    /// Opens a stream whose control `open` makes, given the stream's id and the gain and play state it
+    /// starts at: a stream an engine does not render but controls by other means (the PipeWire engine's
+    /// adopted nodes of other processes), opened and recorded as every other stream.
+    ///
+    /// Opens the stream at the gain and play state the state gives it, then tells the state it opened
+    /// (or that the engine refused it), all under the lane, so no other input comes between the two and
+    /// the state records the gain the engine was given.
+    package func openStream(
+        _ descriptor: StreamDescriptor, isMain: Bool, owner: String?, volume: Float,
+        open: (StreamID, _ gain: Float, _ paused: Bool) throws(SessionError) -> any StreamControl
     ) throws(SessionError) -> StreamHandle {
+        if !isMain {
+            try checked { () throws(SessionError) in try SessionError.checkUnitInterval(volume, name: "stream volume") }
+        }
         let id: StreamID
         let queued: Bool
         do throws(SessionError) {
@@ -40,8 +53,7 @@ extension SharedSession {
                     try state.opening(descriptor, isMain: isMain, volume: volume)
                 }
                 do throws(SessionError) {
-                    lane.controls[id] = try engine.openStream(
-                        id, descriptor: descriptor, source: source, gain: target.gain, paused: target.paused)
+                    lane.controls[id] = try open(id, target.gain, target.paused)
                 } catch {
                     // The engine's refusal is an input of its own: it spends the stream's id.
                     _ = run(.openStreamRefused(descriptor, message: error.message), &lane) { _, _ in () }

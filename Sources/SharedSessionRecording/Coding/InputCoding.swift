@@ -147,6 +147,9 @@ extension EngineEvent: Codable, RecordedField {
             .case(
                 "quantumChanged", "frames", make: Self.quantumChanged,
                 match: { if case .quantumChanged(let frames) = $0 { frames } else { nil } }),
+            .case(
+                "streamPlaying", "stream", "playing", make: Self.streamPlaying,
+                match: { if case .streamPlaying(let stream, let playing) = $0 { (stream, playing) } else { nil } }),
         ])
 }
 

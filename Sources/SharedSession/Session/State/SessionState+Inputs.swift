@@ -107,7 +107,7 @@ extension SessionState {
         return handled ? .applied : .ignored
     }
 
-    mutating func engineEvent(_ event: EngineEvent) -> Outcome {
+    mutating func engineEvent(_ event: EngineEvent, at now: ContinuousClock.Instant) -> Outcome {
         let cause = EventCause.engine(event)
         switch event {
         case .system(let system):
@@ -139,8 +139,28 @@ extension SessionState {
         case .quantumChanged(let frames):
             context.quantum = frames
             log.emit(.quantumChanged(frames: frames), cause)
+        case .streamPlaying(let stream, let playing):
+            return streamPlaying(stream, playing, at: now)
         }
         return .applied
+    }
+
+    /// A stream that ducks while it plays started or stopped: its owner's duck is requested (within the
+    /// owner's limits, refused with a `requestRejected` event like any request) or released.
+    private mutating func streamPlaying(_ id: StreamID, _ playing: Bool, at now: ContinuousClock.Instant) -> Outcome {
+        guard !isClosed, let index = streams.index(of: id), !streams.records[index].isMain,
+            let owner = streams.records[index].owner
+        else { return .ignored }
+        let held = ducksOfPlayingStreams[id].flatMap { duckStack.info($0) == nil ? nil : $0 }
+        if playing {
+            guard held == nil else { return .ignored }
+            guard case .lease(let lease) = duckRequested(DuckRequest(owner: owner), at: now) else { return .applied }
+            ducksOfPlayingStreams[id] = lease
+            return .applied
+        }
+        ducksOfPlayingStreams[id] = nil
+        guard let held else { return .ignored }
+        return duckReleased(held, dropped: false)
     }
 
     // MARK: Streams
@@ -200,6 +220,7 @@ extension SessionState {
         guard !isClosed, let index = streams.index(of: id) else { return .ignored }
         let record = streams.records[index]
         let info = info(of: record)
+        if let held = ducksOfPlayingStreams.removeValue(forKey: id) { _ = duckReleased(held, dropped: false) }
         log.append(.closeStream(id))
         input(record.cause) { state in
             state.streams.remove(at: index)

@@ -57,6 +57,9 @@ struct SessionState: Sendable {
     var streams = StreamReconciler()
     /// Whether the engine was last told to suspend rendering.
     var suspendedApplied = false
+    /// The duck each stream that ducks while it plays holds for its owner (see
+    /// ``EngineEvent/streamPlaying(stream:playing:)``).
+    var ducksOfPlayingStreams: [StreamID: LeaseID] = [:]
     var isClosed = false
     private var nextLease: UInt64 = 1
     /// The effects of the input being applied.
@@ -87,7 +90,7 @@ struct SessionState: Sendable {
             outcome = host { $0.context.manualSuspension = .init(renderAnyway: renderAnyway) }
         case .wakeFromSuspend: outcome = host { $0.context.manualSuspension = nil }
         case .system(let event): outcome = systemEvent(event)
-        case .engine(let event): outcome = engineEvent(event)
+        case .engine(let event): outcome = engineEvent(event, at: now)
         case .openStream(let descriptor, let owner, let volume, let isMain, _):
             outcome = streamAdded(descriptor, owner: owner, volume: volume, isMain: isMain)
         case .openStreamRefused:
