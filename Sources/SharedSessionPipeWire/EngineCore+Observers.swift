@@ -1,4 +1,5 @@
 internal import CPipeWire
+internal import CPipeWireShim
 import SharedSession
 
 /// What the nodes, the connection and the registry tell the engine, on the loop thread: each event
@@ -58,7 +59,7 @@ extension EngineCore: CoreConnectionObserver {
     }
 
     func nodeRemoved(id: UInt32) {
-        adoption.globalRemoved(id: id)
+        perform(adoption.removed(id, at: .now))
         for event in graph.nodeRemoved(id: id) { delivery.emit(event) }
         expectQuantumChange()
     }
@@ -72,10 +73,18 @@ extension EngineCore: CoreConnectionObserver {
     }
 
     func globalAdded(id: UInt32, type: String, properties: [String: String], registry: OpaquePointer) {
-        adoption.globalAdded(id: id, type: type, properties: properties, registry: registry)
+        adopted.registry = registry
+        if type == String(cString: CPipeWireShim_typeClient) {
+            perform(adoption.clientAppeared(id, properties: properties, at: .now))
+        } else if type == String(cString: CPipeWireShim_typeNode), let mediaClass = properties["media.class"],
+            AdoptionBook.isAdoptable(mediaClass: mediaClass)
+        {
+            perform(adoption.nodeAppeared(id, properties: properties, at: .now))
+        }
+        reschedule()
     }
 
     func coreDone(seq: Int32) {
-        adoption.confirmed(upTo: seq)
+        giveBackConfirmed(upTo: seq)
     }
 }

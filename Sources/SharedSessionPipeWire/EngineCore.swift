@@ -1,11 +1,13 @@
 internal import CPipeWire
+internal import CPipeWireShim
 import Logging
 import SharedSession
 
 /// The engine's state on the PipeWire loop, coordinating its parts: the connection
 /// (``CoreConnection``), the streams' nodes (made by ``NodeFactory``), the overlay bus, the two
 /// captures (``CaptureSlot``), the graph (``GraphTracker``), the reconnection (``ReconnectPolicy``) and
-/// the one timer (``LoopTimer``). Reached only through ``ThreadLoop/withLock(_:)`` or from PipeWire
+/// the one timer (``LoopTimer``), the one wake-up (``LoopSignal``) and the adopted nodes (the
+/// ``AdoptionMachine`` it drives, see `EngineCore+Adoption.swift`). Reached only through ``ThreadLoop/withLock(_:)`` or from PipeWire
 /// callbacks, which hold the loop lock; never from the data thread.
 ///
 /// Housekeeping follows PipeWire's events: a broken connection is torn down right after the core's
@@ -22,7 +24,7 @@ final class EngineCore {
 
     private let loop: UnsafeMutablePointer<pw_loop>
     private let context: OpaquePointer
-    private let remoteName: String?
+    let remoteName: String?
     let shared: RealtimeShared
     let delivery: EventDelivery
     let logger: Logger
@@ -31,13 +33,17 @@ final class EngineCore {
     let layout: StreamLayout
     /// The overlay bus of the mixed layout (unused, without a node, in the per-stream layout).
     let bus: OverlayBus
-    /// The nodes of other clients adopted as session streams (see `EngineCore+Adoption.swift`).
-    private(set) lazy var adoption = AdoptionCore(
-        engine: self, loop: loop, ownPrefix: factory.nodePrefix, remoteName: remoteName)
+    /// The nodes of other clients adopted as session streams: what the machine decides, and the
+    /// PipeWire objects its actions act on (see `EngineCore+Adoption.swift`).
+    var adoption: AdoptionMachine
+    var adopted = AdoptedNodes()
     private(set) lazy var connection = CoreConnection(
         context: context, remoteName: remoteName, logger: logger, observer: self)
     /// Armed for the next thing due that no event announces; nil before ``start()`` and after ``shutdown()``.
     private var timer: LoopTimer?
+    /// Wakes the loop from any thread to take the adopted streams' commands and the suspension.
+    let wake = LoopSignal()
+    private var wakeSource: UnsafeMutablePointer<spa_source>?
 
     private(set) var streams: [StreamID: OpenStream] = [:]
     /// Nodes of closed streams fading out over their renderer's de-click time: destroyed once the
@@ -78,6 +84,8 @@ final class EngineCore {
         self.layout = layout
         self.bus = OverlayBus(format: format)
         self.graph = GraphTracker(ownPrefix: nodePrefix)
+        adoption = AdoptionMachine(
+            book: AdoptionBook(ownProcessID: getpid(), ownPrefix: nodePrefix, ancestors: ProcessTree.ancestors(of:)))
         self.shared = shared
         self.delivery = delivery
         self.logger = logger
@@ -113,18 +121,14 @@ final class EngineCore {
         let result = connect()
         guard result >= 0 else { throw .noDaemon(at: connection.socket, result: result) }
         timer = LoopTimer(loop: loop) { [unowned self] in self.housekeeping() }
-        adoption.start()
+        wakeSource = CPipeWireShim_loopAddEvent(
+            loop,
+            { data, _ in
+                guard let data else { return }
+                Unmanaged<EngineCore>.fromOpaque(data).takeUnretainedValue().takeCommands()
+            }, Unmanaged.passUnretained(self).toOpaque())
+        wake.attach(loop: loop, source: wakeSource)
         reschedule()
-    }
-
-    /// Gives every adopted node back (its soft volumes set to its channel volumes, the user's) before the
-    /// engine goes: returns the sequence number of the sync whose `done` says the daemon has applied the
-    /// writes, or nil if nothing was written.
-    /// Disconnecting before that `done` was seen to lose the writes (they were still in the
-    /// connection's buffer), leaving a node at a ducked volume that WirePlumber then saved.
-    func handBackAdoptedNodes() -> Int32? {
-        guard !isShutDown, core != nil else { return nil }
-        return adoption.handBackAll()
     }
 
     /// Whether the daemon confirmed the sync `seq` (or the connection is gone, and with it the nodes).
@@ -137,8 +141,11 @@ final class EngineCore {
         isShutDown = true
         timer?.destroy()
         timer = nil
+        wake.detach()
+        if let wakeSource { CPipeWireShim_loopDestroySource(loop, wakeSource) }
+        wakeSource = nil
         disconnect()
-        adoption.shutdown()
+        adoptionShutdown()
         streams.removeAll()
         for id in bus.memberIDs { bus.remove(id) }
         voice.stop()
@@ -175,7 +182,7 @@ final class EngineCore {
         monitor.dropNode()
         echo.unload()
         destroyBusNode()
-        adoption.disconnected()
+        adoptionDisconnected()
         connection.disconnect()
         for event in graph.disconnected() { delivery.emit(event) }
     }
@@ -200,7 +207,9 @@ final class EngineCore {
     /// - a node's never-started deadline and relink (3 s): a node that never starts sends nothing;
     /// - a closed node's or overlay's fade and the overlay bus's retired tables: the data thread finishes
     ///   them and must not wake the loop (a system call in the process callback);
-    /// - the quantum, which the daemon re-plans without telling clients (``QuantumWatch``).
+    /// - the quantum, which the daemon re-plans without telling clients (``QuantumWatch``);
+    /// - an adopted node's ramp steps (one a quantum) and settle writes, and an adoption's wait for a
+    ///   node that matches (``AdoptionMachine/nextDue(after:quantum:)``).
     func housekeeping() {
         let now = ContinuousClock.now
         lastHousekeeping = now
@@ -226,6 +235,7 @@ final class EngineCore {
             if node.health.shouldRelink(at: now) { relink(id, after: node, at: now) }
         }
         busHousekeeping(at: now)
+        adoptionHousekeeping(at: now)
         collectClosing(at: now)
         if let core {
             voice.housekeeping(at: now, core: core, observer: self)
@@ -245,6 +255,7 @@ final class EngineCore {
         var due = nodes.compactMap(\.health.nextDeadline) + closing.map(\.deadline)
         if !closing.isEmpty || bus.hasPendingWork { due.append(lastHousekeeping + Self.fadeCheckInterval) }
         if let read = quantum.nextRead(after: now, playing: !nodes.isEmpty || !closing.isEmpty) { due.append(read) }
+        if let adoptionDue = adoptionDue(after: now) { due.append(adoptionDue) }
         timer.arm(for: due.min())
     }
 
@@ -328,3 +339,9 @@ final class EngineCore {
             core: core, id: id, descriptor: open.descriptor, renderer: open.renderer, observer: self)
     }
 }
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif

@@ -13,14 +13,16 @@ public import SharedSession
 /// the player show them and as WirePlumber saves them for the next stream of the same role.
 ///
 /// ```swift
-/// let adoption = NodeAdoption(session: session, engine: engine)
+/// let adoption = try NodeAdoption(session: session, engine: engine)
 /// adoption.setEventHandler { event in print(event) }        // adopted, released, user volume, pause…
 /// let movie = try adoption.adoptMain(AdoptionRule(.processID(player.pid, includingChildren: true)))
 /// let clip = try adoption.adoptOverlay(AdoptionRule(.applicationName("WebKitWebProcess")), unit: "social-feed")
 /// ```
 ///
 /// - An adopted overlay that starts playing is its unit's duck request (under the unit's limits, as
-///   `SharedSession.duck(_:)` grants it); when it stops or its node goes, the duck is released.
+///   `SharedSession.duck(_:)` grants it): the engine reports `EngineEvent.streamPlaying(stream:playing:)`
+///   to the session, which takes the duck; when the overlay stops, its node goes or its stream closes,
+///   the duck is released.
 /// - A volume a user sets on an adopted node from outside (`wpctl set-volume`, a desktop mixer) is the
 ///   stream's new host volume (the main's `mainVolume`): reported as ``AdoptionEvent/userVolume(stream:node:volume:)``
 ///   and as the session's own volume events, kept under ducks and restored to, never overwritten.
@@ -38,32 +40,35 @@ public final class NodeAdoption: Sendable {
     /// The session the adopted nodes become members of.
     public let session: SharedSession
     private let engine: PipeWireEngine
-    private struct Overlay {
-        let unit: String
-        let ducks: Bool
-        var lease: DuckLease?
-    }
-    private let overlays = Locked<[StreamID: Overlay]>([:])
     private let handler = Locked<(@Sendable (AdoptionEvent) -> Void)?>(nil)
     /// The streams it opened, closed when it goes away.
     private let handles = Locked<[StreamHandle]>([])
 
-    /// Adopts nodes for `session` through `engine`, which must be the session's engine. Starts the
-    /// engine's adoption watchdog (a process of its own, see ``AdoptionEvent/watchdogUnavailable(reason:)``).
-    public init(session: SharedSession, engine: PipeWireEngine) {
+    /// Adopts nodes for `session` through `engine`, the session's engine. Starts the engine's adoption
+    /// watchdog (a process of its own, see ``AdoptionEvent/watchdogUnavailable(reason:)``).
+    ///
+    /// - Throws: `SessionError` with code `invalidValue` if `engine` is not `session.engine`: the
+    ///   session's gains would reach an engine that does not play its streams.
+    public init(session: SharedSession, engine: PipeWireEngine) throws(SessionError) {
+        guard session.engine === engine else {
+            throw SessionError(
+                code: .invalidValue,
+                message: "the PipeWire engine given to NodeAdoption is not the session's engine "
+                    + "(\(type(of: session.engine))): pass the engine the session was made with")
+        }
         self.session = session
         self.engine = engine
-        engine.adoptionDelivery.setHandler { [weak self] event in self?.handle(event) }
+        engine.setAdoptionEventHandler { [weak self] event in self?.handler.withLock { $0 }?(event) }
         engine.startAdoptionWatchdog()
     }
 
     /// Closes the streams it opened: their nodes get their own volume back.
     deinit {
-        engine.adoptionDelivery.setHandler(nil)
+        engine.setAdoptionEventHandler(nil)
         for handle in handles.withLock({ $0 }) { handle.close() }
     }
 
-    /// Receives every adoption event, in order, on a queue of the engine's (never under a lock).
+    /// Receives every adoption event, in order, on the engine's event queue (never under a lock).
     public func setEventHandler(_ handler: @escaping @Sendable (AdoptionEvent) -> Void) {
         self.handler.withLock { $0 = handler }
     }
@@ -75,33 +80,39 @@ public final class NodeAdoption: Sendable {
     ///   process's own nodes (see ``AdoptionRule/validate()``), `mainStreamAlreadyOpen` if a main
     ///   stream is open.
     public func adoptMain(_ rule: AdoptionRule, name: String = "adopted main") throws(SessionError) -> StreamHandle {
-        try check(rule)
-        let handle = try session.openMainStream(
-            StreamDescriptor(name: name, role: .movie), source: AdoptedNodeSource(rule: rule))
-        handles.withLock { $0.append(handle) }
-        return handle
+        try open(
+            StreamDescriptor(name: name, role: .movie), rule: rule, isMain: true, owner: nil, volume: 1, ducks: false)
     }
 
     /// Opens an overlay stream of `unit` made of the nodes `rule` matches, at `volume`. While any of
-    /// them plays, and `ducks` is true, it holds a duck of the movie for `unit`.
+    /// them plays, and `ducks` is true, the session holds a duck of the movie for `unit` (under the
+    /// unit's limits, as ``SharedSession/duck(_:)`` grants one).
     ///
     /// - Throws: `SessionError` with code `invalidValue` for a bad rule or volume.
     public func adoptOverlay(
         _ rule: AdoptionRule, unit: String, name: String? = nil, role: StreamRole = .music, volume: Float = 1,
         ducks: Bool = true
     ) throws(SessionError) -> StreamHandle {
-        try check(rule)
-        let handle = try session.openStream(
-            StreamDescriptor(name: name ?? "\(unit) (adopted)", role: role), source: AdoptedNodeSource(rule: rule),
-            volume: volume, owner: unit)
-        overlays.withLock { $0[handle.id] = Overlay(unit: unit, ducks: ducks) }
-        handles.withLock { $0.append(handle) }
-        return handle
+        try open(
+            StreamDescriptor(name: name ?? "\(unit) (adopted)", role: role), rule: rule, isMain: false, owner: unit,
+            volume: volume, ducks: ducks)
     }
 
     /// Waits until every adoption event emitted so far has been handled (tests).
     @_spi(Testing) public func drainEvents() {
-        engine.adoptionDelivery.drain()
+        engine.drainEvents()
+    }
+
+    private func open(
+        _ descriptor: StreamDescriptor, rule: AdoptionRule, isMain: Bool, owner: String?, volume: Float, ducks: Bool
+    ) throws(SessionError) -> StreamHandle {
+        try check(rule)
+        let handle = try session.openStream(descriptor, isMain: isMain, owner: owner, volume: volume) {
+            [engine] id, gain, paused throws(SessionError) in
+            try engine.adopt(id, rule: rule, ducksWhilePlaying: ducks, gain: gain, paused: paused)
+        }
+        handles.withLock { $0.append(handle) }
+        return handle
     }
 
     private func check(_ rule: AdoptionRule) throws(SessionError) {
@@ -120,45 +131,6 @@ public final class NodeAdoption: Sendable {
                     + "other player's process, application or node instead")
         }
     }
-
-    private func handle(_ event: AdoptionEvent) {
-        if case .playing(let stream, let playing) = event {
-            overlay(stream, playing: playing)
-        }
-        handler.withLock { $0 }?(event)
-    }
-
-    /// An adopted overlay started or stopped playing: its unit's duck is taken or given back.
-    private func overlay(_ stream: StreamID, playing: Bool) {
-        guard let overlay = overlays.withLock({ $0[stream] }), overlay.ducks else { return }
-        if playing, overlay.lease == nil {
-            // Refused beyond the unit's limits: the session reports it as it does any request.
-            let lease = try? session.duck(DuckRequest(owner: overlay.unit))
-            overlays.withLock { $0[stream]?.lease = lease }
-        } else if !playing {
-            let lease = overlays.withLock { overlays in
-                defer { overlays[stream]?.lease = nil }
-                return overlays[stream]?.lease
-            }
-            lease?.release()
-        }
-    }
-}
-
-/// The source of a stream made of other clients' nodes (see ``NodeAdoption``): the PipeWire engine
-/// adopts the nodes its rule matches instead of rendering it. Another engine renders it as silence
-/// (its audio never passes through this process).
-public final class AdoptedNodeSource: AudioSource, Sendable {
-    /// Which nodes the stream is made of.
-    public let rule: AdoptionRule
-
-    /// A source for the nodes `rule` matches.
-    public init(rule: AdoptionRule) {
-        self.rule = rule
-    }
-
-    /// Nothing: the adopted nodes play in their own processes.
-    public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int { 0 }
 }
 
 #if canImport(Glibc)

@@ -40,8 +40,8 @@ public final class PipeWireEngine: AudioEngine {
     public let applicationName: String
     /// Prefix of the `node.name` of every node of this engine.
     let nodePrefix: String
-    /// Wakes the adoption on the loop thread (see `EngineCore+Adoption.swift`).
-    private let adoptionSignal: LoopSignal
+    /// Wakes the engine's loop thread (see `EngineCore+Adoption.swift`).
+    private let wake: LoopSignal
 
     /// Connects to the PipeWire daemon.
     ///
@@ -77,7 +77,7 @@ public final class PipeWireEngine: AudioEngine {
                 nodePrefix: prefix, layout: layout,
                 format: .standard, shared: shared, delivery: delivery, logger: logger)
         }
-        adoptionSignal = loop.withLock { $0.adoption.signal }
+        wake = loop.withLock { $0.wake }
         do throws(SessionError) {
             try loop.withLock { core throws(SessionError) in try core.start() }
         } catch {
@@ -122,11 +122,33 @@ public final class PipeWireEngine: AudioEngine {
     /// Starts the adoption watchdog now, if it is not running, so the first adoption does not wait
     /// for it (see ``NodeAdoption``).
     func startAdoptionWatchdog() {
-        loop.withLock { $0.adoption.startWatchdog() }
+        loop.withLock { $0.startAdoptionWatchdog() }
     }
 
     /// The adoption watchdog's process id while it runs (tests).
-    @_spi(Testing) public var adoptionWatchdogProcessID: Int32? { loop.withLock { $0.adoption.watchdogProcessID } }
+    @_spi(Testing) public var adoptionWatchdogProcessID: Int32? { loop.withLock { $0.adopted.watchdog?.processID } }
+
+    /// Adopts the nodes of other clients that `rule` matches, now and later, as the session stream `id`
+    /// (see ``NodeAdoption``, which calls it as the session opens the stream): the engine's entry point
+    /// for a stream that other processes play. The returned control's gains and pauses reach the nodes'
+    /// soft volumes from the loop thread. With `ducksWhilePlaying`, the engine reports
+    /// `EngineEvent.streamPlaying(stream:playing:)` as the stream's nodes start and stop playing, and the
+    /// session holds a duck for the stream's owner meanwhile.
+    ///
+    /// - Throws: `SessionError` with code `engineUnavailable` after ``shutdown()``.
+    func adopt(_ id: StreamID, rule: AdoptionRule, ducksWhilePlaying: Bool, gain: Float, paused: Bool)
+        throws(SessionError) -> any StreamControl
+    {
+        try loop.withLock { core throws(SessionError) in
+            try core.adopt(id, rule: rule, ducksWhilePlaying: ducksWhilePlaying, gain: gain, paused: paused)
+        }
+    }
+
+    /// Where the adoption events go (see ``NodeAdoption``): on the queue of the engine's events, in
+    /// order with them.
+    func setAdoptionEventHandler(_ handler: (@Sendable (AdoptionEvent) -> Void)?) {
+        delivery.setAdoptionHandler(handler)
+    }
 
     // MARK: State
 
@@ -179,9 +201,6 @@ public final class PipeWireEngine: AudioEngine {
         delivery.drain()
     }
 
-    /// Where the adoption events go (see ``NodeAdoption``).
-    var adoptionDelivery: AdoptionDelivery { loop.withLock { $0.adoption.delivery } }
-
     // MARK: AudioEngine
 
     public func setEventHandler(_ handler: @escaping @Sendable (EngineEvent) -> Void) {
@@ -222,12 +241,6 @@ public final class PipeWireEngine: AudioEngine {
     public func openStream(
         _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
     ) throws(SessionError) -> any StreamControl {
-        if let adopted = source as? AdoptedNodeSource {
-            return try loop.withLock { core throws(SessionError) in
-                try core.checkNotShutDown("adopt \(adopted.rule) as \(id)")
-                return core.adoption.open(id, source: adopted, gain: gain, paused: paused)
-            }
-        }
         // The quantum rendered last is queued when a gain change arrives: ramps end their length after
         // the call, as heard, not a quantum later.
         let renderer = StreamRenderer(
@@ -240,13 +253,13 @@ public final class PipeWireEngine: AudioEngine {
 
     public func closeStream(_ id: StreamID) {
         loop.withLock { core in
-            if !core.adoption.close(id) { core.closeStream(id) }
+            if !core.closeAdopted(id) { core.closeStream(id) }
         }
     }
 
     public func setSuspended(_ suspended: Bool) {
         shared.suspended.store(suspended, ordering: .relaxed)
-        adoptionSignal.signal()  // adopted nodes fade out (or in) from the loop thread
+        wake.signal()  // adopted nodes fade out (or in) from the loop thread
     }
 
     public func startCapture(into ring: AudioRingBuffer) throws(SessionError) {

@@ -35,7 +35,7 @@ enum AdoptingHost {
     static func run(adopting application: String, ownMain: Bool) throws {
         let engine = try PipeWireEngine(applicationName: "adopting-host")
         let session = SharedSession(engine: engine, policy: .default)
-        let adoption = NodeAdoption(session: session, engine: engine)
+        let adoption = try NodeAdoption(session: session, engine: engine)
         let adopted = Locked<UInt32?>(nil)
         adoption.setEventHandler { event in
             if case .adopted(_, let node, _, _) = event { adopted.withLock { $0 = node } }

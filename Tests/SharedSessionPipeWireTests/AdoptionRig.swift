@@ -14,7 +14,7 @@ final class AdoptionRig {
 
     init(policy: SessionPolicy = .default) throws {
         rig = try SessionRig(policy: policy)
-        adoption = NodeAdoption(session: rig.session, engine: rig.engine)
+        adoption = try NodeAdoption(session: rig.session, engine: rig.engine)
         adoption.setEventHandler { [log] event in log.append(event) }
     }
 

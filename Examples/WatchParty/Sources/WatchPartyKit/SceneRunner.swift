@@ -304,7 +304,7 @@ private final class RunState {
                     + "installs GStreamer")
         }
         gstreamer = process
-        let adoption = NodeAdoption(session: session, engine: engine)
+        let adoption = try NodeAdoption(session: session, engine: engine)
         let adopted = Mutex(false)
         let view = self.view
         adoption.setEventHandler { event in
