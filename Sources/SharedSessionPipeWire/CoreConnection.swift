@@ -22,8 +22,7 @@ final class CoreConnection {
 
     /// The core while connected.
     private(set) var core: OpaquePointer?
-    private let hook: UnsafeMutablePointer<spa_hook>
-    private let events: UnsafeMutablePointer<pw_core_events>
+    private let listener = Listener(pw_core_events(), fill: CoreConnection.fillEvents)
     private var watcher: RegistryWatcher?
     /// The sequence number of the sync sent after connecting; its `done` means the registry has
     /// announced every object that existed then (every sink a stream may name as its target).
@@ -39,16 +38,6 @@ final class CoreConnection {
         self.remoteName = remoteName
         self.logger = logger
         self.observer = observer
-        hook = .allocate(capacity: 1)
-        hook.initialize(to: spa_hook())
-        events = .allocate(capacity: 1)
-        events.initialize(to: pw_core_events())
-        Self.fillEvents(events)
-    }
-
-    deinit {
-        hook.deallocate()
-        events.deallocate()
     }
 
     /// Where libpipewire looks for the daemon with this connection's socket name.
@@ -66,7 +55,8 @@ final class CoreConnection {
         // pw_context_connect takes the properties, whether it succeeds or not.
         guard let core = pw_context_connect(context, properties, 0) else { return -Int32(errno) }
         self.core = core
-        _ = CPipeWireShim_coreAddListener(core, hook, events, Unmanaged.passUnretained(self).toOpaque())
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        listener.add { _ = CPipeWireShim_coreAddListener(core, $0, $1, context) }
         watcher = RegistryWatcher(core: core, observer: observer)
         isRegistrySynced = false
         lastDone = -1
@@ -79,7 +69,7 @@ final class CoreConnection {
         watcher?.close()
         watcher = nil
         guard let core else { return }
-        spa_hook_remove(hook)
+        listener.remove()
         pw_core_disconnect(core)
         self.core = nil
     }

@@ -28,8 +28,7 @@ func dictionary(_ dict: UnsafePointer<spa_dict>?) -> [String: String] {
 final class ForeignNodeProxy {
     let id: UInt32
     private var proxy: OpaquePointer?
-    private let hook: UnsafeMutablePointer<spa_hook>
-    private let events: UnsafeMutablePointer<pw_node_events>
+    private let listener = Listener(pw_node_events(), fill: ForeignNodeProxy.fillEvents)
     private unowned let observer: any ForeignProxyObserver
     /// The channel count its `Props` reported (2 until then).
     private(set) var channels: UInt32 = 2
@@ -39,10 +38,12 @@ final class ForeignNodeProxy {
         self.id = id
         self.proxy = proxy
         self.observer = observer
-        hook = .allocate(capacity: 1)
-        hook.initialize(to: spa_hook())
-        events = .allocate(capacity: 1)
-        events.initialize(to: pw_node_events())
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        listener.add { _ = CPipeWireShim_nodeAddListener(proxy, $0, $1, context) }
+        _ = CPipeWireShim_nodeSubscribeProps(proxy)
+    }
+
+    private static func fillEvents(_ events: UnsafeMutablePointer<pw_node_events>) {
         events.pointee.version = UInt32(PW_VERSION_NODE_EVENTS)
         events.pointee.info = { data, info in
             guard let data, let info else { return }
@@ -64,9 +65,6 @@ final class ForeignNodeProxy {
             node.observer.foreignNode(
                 node.id, volumes: Array(values[0..<Int(count)]), soft: soft >= 0 ? soft : nil, mute: mute == 1)
         }
-        _ = CPipeWireShim_nodeAddListener(
-            proxy, hook, events, Unmanaged.passUnretained(self).toOpaque())
-        _ = CPipeWireShim_nodeSubscribeProps(proxy)
     }
 
     /// Writes every channel's soft volume (never its channel volumes: they are the user's). Returns 0
@@ -78,12 +76,9 @@ final class ForeignNodeProxy {
 
     func destroy() {
         guard let proxy else { return }
-        spa_hook_remove(hook)
+        listener.remove()
         pw_proxy_destroy(proxy)
         self.proxy = nil
-        hook.deinitialize(count: 1)
-        hook.deallocate()
-        events.deallocate()
     }
 }
 
@@ -92,8 +87,14 @@ final class ForeignNodeProxy {
 final class ForeignClientProxy {
     let id: UInt32
     private var proxy: OpaquePointer?
-    private let hook: UnsafeMutablePointer<spa_hook>
-    private let events: UnsafeMutablePointer<pw_client_events>
+    private let listener = Listener(pw_client_events()) { events in
+        events.pointee.version = UInt32(PW_VERSION_CLIENT_EVENTS)
+        events.pointee.info = { data, info in
+            guard let data, let info else { return }
+            let client = Unmanaged<ForeignClientProxy>.fromOpaque(data).takeUnretainedValue()
+            client.observer.foreignClient(client.id, info: dictionary(info.pointee.props))
+        }
+    }
     private unowned let observer: any ForeignProxyObserver
 
     init?(registry: OpaquePointer, id: UInt32, observer: any ForeignProxyObserver) {
@@ -101,28 +102,15 @@ final class ForeignClientProxy {
         self.id = id
         self.proxy = proxy
         self.observer = observer
-        hook = .allocate(capacity: 1)
-        hook.initialize(to: spa_hook())
-        events = .allocate(capacity: 1)
-        events.initialize(to: pw_client_events())
-        events.pointee.version = UInt32(PW_VERSION_CLIENT_EVENTS)
-        events.pointee.info = { data, info in
-            guard let data, let info else { return }
-            let client = Unmanaged<ForeignClientProxy>.fromOpaque(data).takeUnretainedValue()
-            client.observer.foreignClient(client.id, info: dictionary(info.pointee.props))
-        }
-        _ = CPipeWireShim_clientAddListener(
-            proxy, hook, events, Unmanaged.passUnretained(self).toOpaque())
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        listener.add { _ = CPipeWireShim_clientAddListener(proxy, $0, $1, context) }
     }
 
     func destroy() {
         guard let proxy else { return }
-        spa_hook_remove(hook)
+        listener.remove()
         pw_proxy_destroy(proxy)
         self.proxy = nil
-        hook.deinitialize(count: 1)
-        hook.deallocate()
-        events.deallocate()
     }
 }
 

@@ -29,8 +29,7 @@ final class PipeWireStream {
     private let stream: OpaquePointer
     private let shared: RealtimeShared
     private let channels: Int
-    private let hook: UnsafeMutablePointer<spa_hook>
-    private let events: UnsafeMutablePointer<pw_stream_events>
+    private let listener: Listener<pw_stream_events>
     weak var observer: (any StreamObserver)?
 
     // Loop thread only.
@@ -58,12 +57,9 @@ final class PipeWireStream {
         self.name = name
         self.shared = shared
         self.channels = format.channels
-        hook = .allocate(capacity: 1)
-        hook.initialize(to: spa_hook())
-        events = .allocate(capacity: 1)
-        events.initialize(to: pw_stream_events())
-        Self.fillEvents(events, kind: kind)
-        pw_stream_add_listener(stream, hook, events, Unmanaged.passUnretained(self).toOpaque())
+        listener = Listener(pw_stream_events()) { Self.fillEvents($0, kind: kind) }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        listener.add { pw_stream_add_listener(stream, $0, $1, context) }
 
         let podBuffer = UnsafeMutableRawPointer.allocate(byteCount: 1024, alignment: 8)
         defer { podBuffer.deallocate() }
@@ -72,7 +68,7 @@ final class PipeWireStream {
                 podBuffer, 1024, UInt32(format.sampleRate), UInt32(format.channels))
         else {
             pw_stream_destroy(stream)
-            releaseHooks()
+            streamDestroyed()
             throw SessionError(
                 code: .invalidValue,
                 message: "format \(format) cannot be described to PipeWire: use AudioFormat.standard")
@@ -88,36 +84,34 @@ final class PipeWireStream {
         }
         guard result >= 0 else {
             pw_stream_destroy(stream)
-            releaseHooks()
+            streamDestroyed()
             throw .pipeWire(.streamRefused, "pw_stream_connect for \(name) failed", result: result)
         }
     }
 
     deinit {
         // destroy() must have run; this only guards against a leak in a path that forgot it.
-        assert(hookReleased, "PipeWireStream \(name) freed without destroy()")
+        assert(destroyed, "PipeWireStream \(name) freed without destroy()")
     }
 
-    private var hookReleased = false
+    private var destroyed = false
 
-    private func releaseHooks() {
-        guard !hookReleased else { return }
-        hookReleased = true
-        hook.deinitialize(count: 1)
-        hook.deallocate()
-        events.deinitialize(count: 1)
-        events.deallocate()
+    /// The stream was destroyed, and its listener list with it: the listener's memory may go with this
+    /// object.
+    private func streamDestroyed() {
+        destroyed = true
+        listener.objectDestroyed()
     }
 
     /// Disconnects and frees the stream. After it returns the process callback no longer runs.
     /// Call with the loop lock held.
     func destroy() {
-        guard !hookReleased else { return }
+        guard !destroyed else { return }
         // Being torn down takes the stream through PAUSED; with the observer still attached that
         // read as the server pausing it, a false fault on every close.
         observer = nil
         pw_stream_destroy(stream)
-        releaseHooks()
+        streamDestroyed()
     }
 
     /// Sets the stream's own PipeWire volume on every channel. The engine keeps it at 1: gains are

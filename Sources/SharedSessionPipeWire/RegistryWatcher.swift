@@ -18,14 +18,11 @@ protocol RegistryObserver: AnyObject {
 /// Lives as long as that connection; every method and callback runs with the loop lock held.
 final class RegistryWatcher {
     private let registry: OpaquePointer
-    private let registryHook: UnsafeMutablePointer<spa_hook>
-    private let registryEvents: UnsafeMutablePointer<pw_registry_events>
+    private let registryListener = Listener(pw_registry_events(), fill: RegistryWatcher.fillRegistryEvents)
     private var metadata: OpaquePointer?
-    private let metadataHook: UnsafeMutablePointer<spa_hook>
-    private let metadataEvents: UnsafeMutablePointer<pw_metadata_events>
+    private let metadataListener = Listener(pw_metadata_events(), fill: RegistryWatcher.fillMetadataEvents)
     private var settings: OpaquePointer?
-    private let settingsHook: UnsafeMutablePointer<spa_hook>
-    private let settingsEvents: UnsafeMutablePointer<pw_metadata_events>
+    private let settingsListener = Listener(pw_metadata_events(), fill: RegistryWatcher.fillSettingsEvents)
     private unowned let observer: any RegistryObserver
     private var closed = false
 
@@ -33,21 +30,8 @@ final class RegistryWatcher {
         guard let registry = CPipeWireShim_coreGetRegistry(core) else { return nil }
         self.registry = registry
         self.observer = observer
-        registryHook = .allocate(capacity: 1)
-        registryHook.initialize(to: spa_hook())
-        registryEvents = .allocate(capacity: 1)
-        registryEvents.initialize(to: pw_registry_events())
-        metadataHook = .allocate(capacity: 1)
-        metadataHook.initialize(to: spa_hook())
-        metadataEvents = .allocate(capacity: 1)
-        metadataEvents.initialize(to: pw_metadata_events())
-        settingsHook = .allocate(capacity: 1)
-        settingsHook.initialize(to: spa_hook())
-        settingsEvents = .allocate(capacity: 1)
-        settingsEvents.initialize(to: pw_metadata_events())
-        Self.fillEvents(registryEvents, metadataEvents, settingsEvents)
-        _ = CPipeWireShim_registryAddListener(
-            registry, registryHook, registryEvents, Unmanaged.passUnretained(self).toOpaque())
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        registryListener.add { _ = CPipeWireShim_registryAddListener(registry, $0, $1, context) }
     }
 
     /// Removes the listeners and the proxies. Call before the core is disconnected.
@@ -55,24 +39,17 @@ final class RegistryWatcher {
         guard !closed else { return }
         closed = true
         if let metadata {
-            spa_hook_remove(metadataHook)
+            metadataListener.remove()
             pw_proxy_destroy(metadata)
             self.metadata = nil
         }
         if let settings {
-            spa_hook_remove(settingsHook)
+            settingsListener.remove()
             pw_proxy_destroy(settings)
             self.settings = nil
         }
-        spa_hook_remove(registryHook)
+        registryListener.remove()
         pw_proxy_destroy(registry)
-        for pointer in [registryHook, metadataHook, settingsHook] {
-            pointer.deinitialize(count: 1)
-            pointer.deallocate()
-        }
-        registryEvents.deallocate()
-        metadataEvents.deallocate()
-        settingsEvents.deallocate()
     }
 
     private func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
@@ -86,14 +63,14 @@ final class RegistryWatcher {
             let name = Self.lookup(props, "metadata.name")
             if name == "default", metadata == nil, let proxy = CPipeWireShim_registryBindMetadata(registry, id) {
                 metadata = proxy
-                _ = CPipeWireShim_metadataAddListener(
-                    proxy, metadataHook, metadataEvents, Unmanaged.passUnretained(self).toOpaque())
+                let context = Unmanaged.passUnretained(self).toOpaque()
+                metadataListener.add { _ = CPipeWireShim_metadataAddListener(proxy, $0, $1, context) }
             } else if name == "settings", settings == nil,
                 let proxy = CPipeWireShim_registryBindMetadata(registry, id)
             {
                 settings = proxy
-                _ = CPipeWireShim_metadataAddListener(
-                    proxy, settingsHook, settingsEvents, Unmanaged.passUnretained(self).toOpaque())
+                let context = Unmanaged.passUnretained(self).toOpaque()
+                settingsListener.add { _ = CPipeWireShim_metadataAddListener(proxy, $0, $1, context) }
             }
         }
     }
@@ -137,10 +114,7 @@ final class RegistryWatcher {
     }
 
     // C callbacks, in nonisolated code.
-    private static func fillEvents(
-        _ registry: UnsafeMutablePointer<pw_registry_events>, _ metadata: UnsafeMutablePointer<pw_metadata_events>,
-        _ settings: UnsafeMutablePointer<pw_metadata_events>
-    ) {
+    private static func fillRegistryEvents(_ registry: UnsafeMutablePointer<pw_registry_events>) {
         registry.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
         registry.pointee.global = { data, id, _, type, _, props in
             guard let data, let type else { return }
@@ -151,6 +125,9 @@ final class RegistryWatcher {
             guard let data else { return }
             Unmanaged<RegistryWatcher>.fromOpaque(data).takeUnretainedValue().observer.nodeRemoved(id: id)
         }
+    }
+
+    private static func fillMetadataEvents(_ metadata: UnsafeMutablePointer<pw_metadata_events>) {
         metadata.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
         metadata.pointee.property = { data, subject, key, _, value in
             guard let data else { return 0 }
@@ -158,6 +135,9 @@ final class RegistryWatcher {
                 subject: subject, key: key.map { String(cString: $0) }, value: value.map { String(cString: $0) })
             return 0
         }
+    }
+
+    private static func fillSettingsEvents(_ settings: UnsafeMutablePointer<pw_metadata_events>) {
         settings.pointee.version = UInt32(PW_VERSION_METADATA_EVENTS)
         settings.pointee.property = { data, subject, key, _, _ in
             guard let data else { return 0 }
