@@ -218,8 +218,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// - Throws: `SessionError` with code `invalidValue` for a negative time.
     public func seek(to time: Duration) throws(SessionError) {
         guard time >= .zero else {
-            let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
-            throw .invalidValue("seek time", seconds, fix: "seek to a media time of zero or more")
+            throw .invalidValue("seek time", time.inSeconds, fix: "seek to a media time of zero or more")
         }
         let frames = AudioFormat.standard.frames(in: time)
         control.withLock { _ in
@@ -315,8 +314,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// The monotonic-clock deadline `timeout` from now, in nanoseconds (at most a day away).
     private static func deadline(after timeout: Duration) -> Int {
         let capped = min(max(timeout, .zero), .seconds(86_400))
-        let nanoseconds = capped.components.seconds * 1_000_000_000 + capped.components.attoseconds / 1_000_000_000
-        return DecoderWakeup.monotonicNow() + Int(nanoseconds)
+        return DecoderWakeup.monotonicNow() + Int(capped.inNanoseconds)
     }
 
     // MARK: Events
@@ -340,8 +338,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// Slows the decoder thread down by `delay` before each decoding step, so a test can starve
     /// the ring and see underruns counted.
     package func setDecodeDelayForTesting(_ delay: Duration) {
-        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-        shared.decodeDelayNanoseconds.store(Int(nanoseconds), ordering: .relaxed)
+        shared.decodeDelayNanoseconds.store(Int(delay.inNanoseconds), ordering: .relaxed)
         wakeup.wake()
     }
 

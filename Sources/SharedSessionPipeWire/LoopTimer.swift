@@ -34,8 +34,7 @@ final class LoopTimer {
             return
         }
         let delay = max(instant - .now, .nanoseconds(1))  // 0 would disarm it
-        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-        _ = CPipeWireShim_loopUpdateTimer(loop, source, UInt64(max(nanoseconds, 1)), 0)
+        _ = CPipeWireShim_loopUpdateTimer(loop, source, UInt64(max(delay.inNanoseconds, 1)), 0)
     }
 
     /// Removes the timer from the loop; it never fires again.

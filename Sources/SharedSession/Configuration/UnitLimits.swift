@@ -37,9 +37,8 @@ public struct UnitLimits: Sendable, Hashable {
     ) throws(SessionError) {
         try SessionError.checkUnitInterval(deepestDuckLevel, name: "deepestDuckLevel")
         if let maximumHold, maximumHold <= .zero {
-            let seconds = Double(maximumHold.components.seconds) + Double(maximumHold.components.attoseconds) * 1e-18
             throw SessionError.invalidValue(
-                "maximumHold", seconds, fix: "give a positive duration, or nil for no limit")
+                "maximumHold", maximumHold.inSeconds, fix: "give a positive duration, or nil for no limit")
         }
         self.deepestDuckLevel = deepestDuckLevel
         self.mayPauseMain = mayPauseMain

@@ -97,9 +97,8 @@ public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
     }
 
     private static func check(_ unit: WeakUnit, name: String, bridge: OverlayAudioBridge, every interval: Duration) {
-        let nanoseconds =
-            Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak bridge] in
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(interval.inNanoseconds))) {
+            [weak bridge] in
             guard let bridge else { return }
             if unit.isAlive {
                 check(unit, name: name, bridge: bridge, every: interval)

@@ -27,10 +27,8 @@ final class DeadlineTimer: Sendable {
         }
         guard schedule, runs else { return }
         let wait = max(.zero, deadline - .now)
-        let nanoseconds =
-            Int(wait.components.seconds) * 1_000_000_000 + Int(wait.components.attoseconds / 1_000_000_000)
         // A microsecond late rather than early, so the deadline has passed by the clock when it runs.
-        Self.queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds + 1000)) { fire(deadline) }
+        Self.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(wait.inNanoseconds) + 1000)) { fire(deadline) }
     }
 
     /// Whether the wake-up for `scheduled` is still the one set (and clears it): a wake-up superseded

@@ -136,8 +136,8 @@ extension SessionError {
         _ value: Duration, name: String, file: String = #fileID, line: Int = #line
     ) throws(SessionError) {
         guard value >= .zero, value <= .seconds(10) else {
-            let seconds = Double(value.components.seconds) + Double(value.components.attoseconds) * 1e-18
-            throw invalidValue(name, seconds, fix: "use a duration from 0 through 10 seconds", file: file, line: line)
+            throw invalidValue(
+                name, value.inSeconds, fix: "use a duration from 0 through 10 seconds", file: file, line: line)
         }
     }
 }

@@ -49,7 +49,7 @@ extension SessionSnapshot: CustomStringConvertible, CustomDebugStringConvertible
     }
 
     private static func seconds(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = duration.inMilliseconds
         return "\(milliseconds / 1000).\(String(format3: milliseconds % 1000)) s"
     }
 }
