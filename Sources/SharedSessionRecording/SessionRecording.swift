@@ -197,7 +197,7 @@ public struct SessionRecording: Sendable {
             if case .followActivity(.stream(let followed), _) = request.style {
                 try stream(followed, "a duck following a stream")
             }
-            if id.rawValue != 0 { leases.insert(id) }
+            if let id { leases.insert(id) }
         case .releaseLease(let id, _): try lease(id, "releaseLease")
         case .releaseDuck(let id, _): try lease(id, "releaseDuck")
         case .openStream(_, _, _, _, let id): streams.insert(id)

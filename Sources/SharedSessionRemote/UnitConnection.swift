@@ -298,8 +298,10 @@ final class UnitConnection: ChannelInboundHandler {
             try check(request.owner, owner: owner)
             try checkRoom()
             let lease = try session.duck(request)
-            held[lease.id] = .duck(lease)
-            return .granted(lease.id, type: nil)
+            // `duck(_:)` throws when it refuses: the lease it returns has its id.
+            guard let id = lease.id else { preconditionFailure("\(lease) refused, yet not thrown") }
+            held[id] = .duck(lease)
+            return .granted(id, type: nil)
         case .releaseLease(let id, _):
             if case .session(let lease) = held[id] {
                 held[id] = nil

@@ -146,7 +146,7 @@ extension RemoteTests {
                 }
             }
             let round = UnitMessage.request(
-                id: 3, .input(.duck(DuckRequest(owner: "a", style: .pause), lease: .init(rawValue: 0))))
+                id: 3, .input(.duck(DuckRequest(owner: "a", style: .pause), lease: nil)))
             #expect(try RemoteProtocol.decodeUnitLine(RemoteProtocol.encode(round).dropLast()) == round)
         }
     }
