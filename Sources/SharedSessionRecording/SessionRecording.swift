@@ -1,5 +1,9 @@
 public import Foundation
 public import SharedSession
+// The JSON forms a recording is written in (the Codable conformances of the core's values,
+// RecordingTimeOrigin) live in SharedSessionCoding, which the remote protocol shares; they are this
+// product's API, as they were before they moved there.
+@_exported public import SharedSessionCoding
 
 /// A session recording read back: the policy and format of the recorded session, and everything
 /// that reached it and that it emitted, in order, as ``SessionRecorder`` wrote them.

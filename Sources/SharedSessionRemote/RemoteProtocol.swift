@@ -1,6 +1,6 @@
 import Foundation
 public import SharedSession
-import SharedSessionRecording
+import SharedSessionCoding
 
 #if canImport(Glibc)
     import Glibc

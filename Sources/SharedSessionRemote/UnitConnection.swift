@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import SharedSession
-import SharedSessionRecording
 
 #if canImport(Glibc)
     import Glibc

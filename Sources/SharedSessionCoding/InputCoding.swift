@@ -1,7 +1,8 @@
 public import SharedSession
 
 // The JSON forms of what reaches a session: every enum as `{"kind": "<case>", <its values by name>}`,
-// each case given once (see ``JSONForm``). See ``SessionRecorder``.
+// each case given once (see ``JSONForm``): how a recording keeps them (SharedSessionRecording's
+// `SessionRecorder`), and how a remote unit's requests travel.
 
 extension SessionInput: Codable, RecordedField {
     /// Reads `{"kind": "<case>", ...}` with the case's values by name: `acquire` (`type`, `owner`,
