@@ -30,10 +30,18 @@ let package = Package(
             dependencies: [.product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
+        // The JSON forms of the core's values, given once: what a recording writes and what the remote
+        // protocol sends. Not a product: SharedSessionRecording re-exports it (its Codable conformances
+        // and RecordingTimeOrigin are that product's API), SharedSessionRemote uses it inside.
+        .target(
+            name: "SharedSessionCoding",
+            dependencies: ["SharedSession"],
+            swiftSettings: strict
+        ),
         // Recording a session to a file and replaying it: Foundation (JSON, files) stays out of the core.
         .target(
             name: "SharedSessionRecording",
-            dependencies: ["SharedSession", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["SharedSession", "SharedSessionCoding", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
@@ -132,7 +140,7 @@ let package = Package(
         .target(
             name: "SharedSessionRemote",
             dependencies: [
-                "SharedSession", "SharedSessionRecording",
+                "SharedSession", "SharedSessionCoding",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],

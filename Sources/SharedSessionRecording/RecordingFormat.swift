@@ -3,8 +3,8 @@ import SharedSession
 
 /// The lines of a recording file, written (by ``SessionRecorder``) and read (by ``SessionRecording``)
 /// here only: the header, then one line per input, event or levels. Each line's keys are listed
-/// once, in its `CodingKeys`; the values inside are written by their own forms (`InputCoding.swift`,
-/// `EventCoding.swift`, `ValueCoding.swift`).
+/// once, in its `CodingKeys`; the values inside are written by their own forms (SharedSessionCoding's
+/// `InputCoding.swift`, `EventCoding.swift`, `ValueCoding.swift`).
 ///
 /// The header and the lines are put together by hand rather than by `JSONEncoder`, so that the
 /// format, version and time come first in every line, where a person reading the file looks.

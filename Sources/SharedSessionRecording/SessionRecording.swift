@@ -1,5 +1,9 @@
 public import Foundation
 public import SharedSession
+// The JSON forms a recording is written in (the Codable conformances of the core's values,
+// RecordingTimeOrigin) live in SharedSessionCoding, which the remote protocol shares; they are this
+// product's API, as they were before they moved there.
+@_exported public import SharedSessionCoding
 
 /// A session recording read back: the policy and format of the recorded session, and everything
 /// that reached it and that it emitted, in order, as ``SessionRecorder`` wrote them.
@@ -197,7 +201,7 @@ public struct SessionRecording: Sendable {
             if case .followActivity(.stream(let followed), _) = request.style {
                 try stream(followed, "a duck following a stream")
             }
-            if id.rawValue != 0 { leases.insert(id) }
+            if let id { leases.insert(id) }
         case .releaseLease(let id, _): try lease(id, "releaseLease")
         case .releaseDuck(let id, _): try lease(id, "releaseDuck")
         case .openStream(_, _, _, _, let id): streams.insert(id)

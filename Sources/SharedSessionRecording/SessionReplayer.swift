@@ -210,9 +210,10 @@ private struct ReplayRun {
         mismatches.append(ReplayMismatch(line: line, recorded: recorded, replayed: replayed))
     }
 
-    /// Replays one input: a fold. Every input goes down the session's road as it was recorded,
-    /// except the few that need more than the input: a stream to open needs its source, an engine
-    /// event comes from the engine, and the engine's answers are given when the session asks.
+    /// Replays one input: a fold. Every input goes down the session's road as the request it was
+    /// recorded from, and the ids the session gives are checked against the recorded ones, except the
+    /// few that need more than the input: a stream to open needs its source, an engine event comes
+    /// from the engine, and the engine's answers are given when the session asks.
     mutating func apply(_ input: SessionInput, line: Int) {
         switch input {
         case .openStream(let descriptor, let owner, let volume, let isMain, let id):
@@ -254,8 +255,10 @@ private struct ReplayRun {
             switch input {
             case .acquire(_, _, let id) where made != id:
                 note(line, recorded: "\(id)", replayed: made.map { "\($0)" } ?? "no lease")
-            case .duck(_, let id) where (made ?? LeaseID(rawValue: 0)) != id:
-                note(line, recorded: "duck \(id)", replayed: made.map { "duck \($0)" } ?? "duck refused")
+            case .duck(_, let id) where made != id:
+                note(
+                    line, recorded: id.map { "duck \($0)" } ?? "duck refused",
+                    replayed: made.map { "duck \($0)" } ?? "duck refused")
             default: break
             }
         }

@@ -1,6 +1,6 @@
 import Foundation
 public import SharedSession
-import SharedSessionRecording
+import SharedSessionCoding
 
 #if canImport(Glibc)
     import Glibc
@@ -76,7 +76,11 @@ public enum RemoteProtocol {
                             SessionInput.self,
                             .init(codingPath: [], debugDescription: "its input is null: send the input itself"))
                     }
-                    return .request(id: request.id, .input(input))
+                    switch input {
+                    case .acquire(let type, let owner, _): return .request(id: request.id, .acquire(type, owner: owner))
+                    case .duck(let duck, _): return .request(id: request.id, .duck(duck))
+                    default: return .request(id: request.id, .input(input))
+                    }
                 case "snapshot": return .request(id: request.id, .snapshot)
                 default: return .request(id: request.id, .leave)
                 }
@@ -121,6 +125,10 @@ public enum RemoteProtocol {
         switch message {
         case .hello(let version, let owner):
             line(HelloLine(hello: .init(protocolVersion: version, owner: owner)))
+        case .request(let id, .acquire(let type, let owner)):
+            line(NewLeaseLine(id: id, input: NewLease(kind: "acquire", type: type, owner: owner)))
+        case .request(let id, .duck(let request)):
+            line(NewLeaseLine(id: id, input: NewLease(kind: "duck", request: request)))
         case .request(let id, .input(let input)): line(RequestLine(id: id, input: input, snapshot: nil, leave: nil))
         case .request(let id, .snapshot): line(RequestLine(id: id, input: nil, snapshot: Empty(), leave: nil))
         case .request(let id, .leave): line(RequestLine(id: id, input: nil, snapshot: nil, leave: Empty()))
@@ -231,6 +239,21 @@ public enum RemoteProtocol {
         let leave: Empty?
     }
 
+    /// An acquire or a duck as version 1 writes it: the input's form, with the `lease` every version-1
+    /// input carries at 0, since the host gives the id (and its reply carries it).
+    private struct NewLease: Encodable {
+        var kind: String
+        var type: AudioSessionType? = nil
+        var owner: String? = nil
+        var request: DuckRequest? = nil
+        var lease = 0
+    }
+
+    private struct NewLeaseLine: Encodable {
+        let id: Int
+        let input: NewLease
+    }
+
     private struct WelcomeLine: Codable { let welcome: Welcome }
     private struct RefusedLine: Codable { let refused: SessionError }
     private struct EventLine: Codable { let event: SessionEvent }
@@ -259,9 +282,13 @@ public enum UnitMessage: Sendable, Hashable {
 
 /// What a unit asks of its host.
 public enum UnitRequest: Sendable, Hashable {
-    /// One of the session's inputs, in the unit's own name: `acquire`, `releaseLease`, `duck`,
-    /// `releaseDuck` or `ignoredRelease`. Lease ids in `acquire` and `duck` are placeholders: the
-    /// host's reply carries the id the session gave.
+    /// A session lease of this type, in the unit's own name; the host's reply carries the id the
+    /// session gave it.
+    case acquire(AudioSessionType, owner: String)
+    /// A duck or pause, in the unit's own name; the host's reply carries the id the session gave it.
+    case duck(DuckRequest)
+    /// One of the session's inputs, in the unit's own name: `releaseLease`, `releaseDuck` or
+    /// `ignoredRelease`.
     case input(SessionInput)
     /// The session's snapshot.
     case snapshot

@@ -95,7 +95,7 @@ public final class RemoteSession: Sendable {
     ///   `limitExceeded`), `limitExceeded` when the unit holds the host's limit of leases, or
     ///   `connectionLost`.
     public func acquire(_ type: AudioSessionType) throws(SessionError) -> RemoteLease {
-        let reply = try call(.input(.acquire(type, owner: owner, lease: LeaseID(rawValue: 0))))
+        let reply = try call(.acquire(type, owner: owner))
         guard case .granted(let id, let granted) = reply else { throw unexpected(reply) }
         return RemoteLease(id: id, kind: .session(granted ?? type), session: self)
     }
@@ -109,7 +109,7 @@ public final class RemoteSession: Sendable {
         -> RemoteLease
     {
         let request = DuckRequest(owner: owner, style: style, maximumHold: maximumHold)
-        let reply = try call(.input(.duck(request, lease: LeaseID(rawValue: 0))))
+        let reply = try call(.duck(request))
         guard case .granted(let id, _) = reply else { throw unexpected(reply) }
         return RemoteLease(id: id, kind: .duck(style), session: self)
     }

@@ -1,7 +1,6 @@
 import NIOCore
 import NIOPosix
 public import SharedSession
-import SharedSessionRecording
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import SharedSession
-import SharedSessionRecording
 
 #if canImport(Glibc)
     import Glibc
@@ -271,9 +270,9 @@ final class UnitConnection: ChannelInboundHandler {
             releaseEverything(reason: "it left")
             write(.reply(id: id, .done))
             close(reason: "it left")
-        case .input(let input):
+        case .acquire, .duck, .input:
             do throws(SessionError) {
-                write(.reply(id: id, try apply(input, owner: owner)))
+                write(.reply(id: id, try apply(request, owner: owner)))
             } catch {
                 if error.code == .accessRefused {
                     // Acting under another name: nothing the connection says can be trusted.
@@ -285,21 +284,28 @@ final class UnitConnection: ChannelInboundHandler {
         }
     }
 
-    private func apply(_ input: SessionInput, owner: String) throws(SessionError) -> Reply {
+    private func apply(_ request: UnitRequest, owner: String) throws(SessionError) -> Reply {
         let session = server.session
-        switch input {
-        case .acquire(let type, let asked, _):
+        let input: SessionInput
+        switch request {
+        case .acquire(let type, let asked):
             try check(asked, owner: owner)
             try checkRoom()
             let lease = try session.acquire(type, owner: owner)
             held[lease.id] = .session(lease)
             return .granted(lease.id, type: lease.type)
-        case .duck(let request, _):
+        case .duck(let request):
             try check(request.owner, owner: owner)
             try checkRoom()
             let lease = try session.duck(request)
-            held[lease.id] = .duck(lease)
-            return .granted(lease.id, type: nil)
+            // `duck(_:)` throws when it refuses: the lease it returns has its id.
+            guard let id = lease.id else { preconditionFailure("\(lease) refused, yet not thrown") }
+            held[id] = .duck(lease)
+            return .granted(id, type: nil)
+        case .input(let sent): input = sent
+        case .snapshot, .leave: preconditionFailure("perform answers \(request) itself")
+        }
+        switch input {
         case .releaseLease(let id, _):
             if case .session(let lease) = held[id] {
                 held[id] = nil

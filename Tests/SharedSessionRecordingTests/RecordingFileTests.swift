@@ -87,7 +87,7 @@ struct RecordingFileTests {
             .duck(
                 DuckRequest(owner: "feed", style: .duck(level: 0.2), maximumHold: .milliseconds(1500)),
                 lease: LeaseID(rawValue: 4)),
-            .duck(DuckRequest(owner: "feed"), lease: LeaseID(rawValue: 0)),
+            .duck(DuckRequest(owner: "feed"), lease: nil),
             .duck(DuckRequest(owner: "feed", style: .pause), lease: LeaseID(rawValue: 5)),
             .duck(
                 DuckRequest(owner: "chat", style: .followActivity(.stream(StreamID(rawValue: 2)), level: nil)),

@@ -145,9 +145,17 @@ extension RemoteTests {
                     #expect(error.code == .protocolViolation)
                 }
             }
-            let round = UnitMessage.request(
-                id: 3, .input(.duck(DuckRequest(owner: "a", style: .pause), lease: .init(rawValue: 0))))
+            let round = UnitMessage.request(id: 3, .duck(DuckRequest(owner: "a", style: .pause)))
             #expect(try RemoteProtocol.decodeUnitLine(RemoteProtocol.encode(round).dropLast()) == round)
+            // Version 1's lines, byte for byte: an acquire and a duck carry the input's `lease` field at 0.
+            #expect(
+                String(decoding: RemoteProtocol.encode(round), as: UTF8.self)
+                    == #"{"id":3,"input":{"kind":"duck","lease":0,"request":{"owner":"a","style":{"kind":"pause"}}}}"#
+                    + "\n")
+            let acquire = UnitMessage.request(id: 4, .acquire(.voice, owner: "a"))
+            #expect(
+                String(decoding: RemoteProtocol.encode(acquire), as: UTF8.self)
+                    == #"{"id":4,"input":{"kind":"acquire","lease":0,"owner":"a","type":"voice"}}"# + "\n")
         }
     }
 }

@@ -75,7 +75,7 @@ struct EventLogTests {
         let lease = try session.acquire(.generic, owner: "feed")
         let duck = session.duck(owner: "feed")
         let ducked = await log.wait { $0.kind == .mainGainChanged(from: 1, to: 0.1) }
-        #expect(ducked?.cause == .duckLease(duck.id, owner: "feed"))
+        #expect(ducked?.cause == .duckLease(try #require(duck.id), owner: "feed"))
         let mark = log.count
         duck.release()
         lease.release()

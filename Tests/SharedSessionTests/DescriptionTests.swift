@@ -11,14 +11,11 @@ struct DescriptionTests {
         let t0 = ContinuousClock.now
         var state = SessionState(policy: .default)
         _ = state.apply(
-            .openStream(
-                StreamDescriptor(name: "movie", role: .movie), owner: nil, volume: 1, isMain: true,
-                stream: .init(rawValue: 1)),
-            at: t0)
-        _ = state.apply(.acquire(.generic, owner: "player", lease: .init(rawValue: 0)), at: t0)
+            .openStream(StreamDescriptor(name: "movie", role: .movie), owner: nil, volume: 1, isMain: true), at: t0)
+        _ = state.apply(.acquire(.generic, owner: "player"), at: t0)
         _ = state.apply(.activationOutcome(.generic, refused: nil), at: t0)
         _ = state.apply(.setMainVolume(0.8), at: t0)
-        _ = state.apply(.duck(DuckRequest(owner: "feed"), lease: .init(rawValue: 0)), at: t0 + .milliseconds(500))
+        _ = state.apply(.duck(DuckRequest(owner: "feed")), at: t0 + .milliseconds(500))
         _ = state.apply(.system(.interruptionBegan), at: t0)
         let snapshot = state.snapshot(at: t0 + .milliseconds(1500))
         #expect(
@@ -43,7 +40,8 @@ struct DescriptionTests {
         #expect("\(lease)" == "SessionLease(generic lease#1 of feed)")
         let duck = session.duck(owner: "feed")
         #expect("\(duck)" == "DuckLease(duck lease#2 of feed)")
-        let event = SessionEvent(.mainGainChanged(from: 1, to: 0.1), cause: .duckLease(duck.id, owner: "feed"))
+        let event = SessionEvent(
+            .mainGainChanged(from: 1, to: 0.1), cause: .duckLease(try #require(duck.id), owner: "feed"))
         #expect("\(event)" == "mainGainChanged(from: 1.0, to: 0.1) (cause: duck lease#2 of feed)")
         let error = SessionError(code: .unknownStream, message: "stream#9 is not open")
         #expect("\(error)" == "SessionError.unknownStream: stream#9 is not open")

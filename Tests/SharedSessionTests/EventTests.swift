@@ -12,9 +12,10 @@ struct EventTests {
         session.delegate = delegate
         _ = try session.openMainStream(source: try SineSource(frequency: 440, amplitude: 0.5))
         let duck = session.duck(owner: "feed")
+        let duckID = try #require(duck.id)
         #expect(
             delegate.events.contains(
-                SessionEvent(.mainGainChanged(from: 1, to: 0.1), cause: .duckLease(duck.id, owner: "feed"))))
+                SessionEvent(.mainGainChanged(from: 1, to: 0.1), cause: .duckLease(duckID, owner: "feed"))))
         try session.setMainVolume(0.5)
         #expect(delegate.events.contains(SessionEvent(.mainVolumeChanged(from: 1, to: 0.5), cause: .host)))
         #expect(delegate.events.contains(SessionEvent(.mainGainChanged(from: 0.1, to: 0.05), cause: .host)))
@@ -27,7 +28,7 @@ struct EventTests {
         duck.release()
         #expect(
             delegate.events.contains(
-                SessionEvent(.mainGainChanged(from: 0.05, to: 0.5), cause: .duckLease(duck.id, owner: "feed"))))
+                SessionEvent(.mainGainChanged(from: 0.05, to: 0.5), cause: .duckLease(duckID, owner: "feed"))))
         voice.release()
         #expect(
             delegate.events.last

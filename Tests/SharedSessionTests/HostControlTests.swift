@@ -141,7 +141,7 @@ struct HostControlTests {
         #expect(scene.session.snapshot.ducks.isEmpty)
         #expect(!scene.session.snapshot.isDucked)
         let expiry = events.events.first { if case .duckExpired = $0.kind { true } else { false } }
-        #expect(expiry?.cause == .duckLease(duck.id, owner: "feed"))
+        #expect(expiry?.cause == .duckLease(try #require(duck.id), owner: "feed"))
         if case .duckExpired(let info)? = expiry?.kind { #expect(info.deadline == deadline) }
         let stem = try scene.renderMain(milliseconds: 600)
         #expect(abs(stem.last! - 0.5) < 1e-6, "restored after the deadline")

@@ -516,7 +516,7 @@ final class Runner {
             duck(DuckRequest(owner: owner, style: .duck(level: level)))
         case .releaseDuck(let n), .dropDuck(let n):
             guard n < ducks.count else { return .invalid("no duck #\(n)") }
-            let id = ducks[n].id
+            guard let id = ducks[n].id else { return .mismatched("\(ducks[n]) is held, yet has no id") }
             var dropped = true
             if case .releaseDuck = step {
                 dropped = false
@@ -529,10 +529,9 @@ final class Runner {
             guard n < releasedDucks.count else { return .invalid("no released duck #\(n)") }
             let lease = releasedDucks[n]
             lease.release()
-            let refused = lease.id == LeaseID(rawValue: 0)
             model.releaseIgnored(
                 owner: lease.owner,
-                cause: refused ? .unit(owner: lease.owner) : .duckLease(lease.id, owner: lease.owner))
+                cause: lease.id.map { .duckLease($0, owner: lease.owner) } ?? .unit(owner: lease.owner))
         case .setMainVolume(let volume):
             do {
                 try session.setMainVolume(volume)

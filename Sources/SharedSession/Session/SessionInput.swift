@@ -1,14 +1,16 @@
 /// Everything that reaches a session, as a recording keeps it: every call with its owner, every
-/// platform and engine event, and the outcome of every engine call the session made. Replayed in
-/// order against a fresh session, these reproduce its events exactly.
+/// platform and engine event, and the outcome of every engine call the session made, each with the
+/// ids the session gave (a lease's, a stream's). Replayed in order against a fresh session, these
+/// reproduce its events exactly.
 public enum SessionInput: Sendable, Hashable {
     /// ``SharedSession/acquire(_:owner:)``, and the id the lease was given.
     case acquire(AudioSessionType, owner: String, lease: LeaseID)
     /// A session lease released (`dropped`: let go of without `release()`).
     case releaseLease(LeaseID, dropped: Bool)
-    /// ``SharedSession/duck(_:)`` (or one of its shorthands), and the id the lease was given: 0 if the
-    /// unit's limits refused the request (its already released lease has id 0).
-    case duck(DuckRequest, lease: LeaseID)
+    /// ``SharedSession/duck(_:)`` (or one of its shorthands), and the id the lease was given: `nil` if
+    /// the session refused the request (the unit's limits, a followed stream not open), which made no
+    /// lease. A recording writes a refused request's lease as 0, an id no lease is given.
+    case duck(DuckRequest, lease: LeaseID?)
     /// A duck or pause lease released (`dropped`: let go of without `release()`).
     case releaseDuck(LeaseID, dropped: Bool)
     /// The deadlines due at this time released their ducks.

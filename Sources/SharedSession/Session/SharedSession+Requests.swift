@@ -1,6 +1,7 @@
-/// What units and the host ask of the session. Each method checks its arguments, builds one
-/// ``SessionInput`` and sends it down the road (`submit`); a value that fails the check is refused
-/// with a typed error and a `requestRejected` event, and nothing held changes.
+/// What units and the host ask of the session. Each method builds one ``SessionRequest`` and sends
+/// it down the road (`submit`). A request the session refuses (a value out of range, a unit's limits)
+/// throws the ``SessionError`` the state refused it with, after the refusal was recorded with its
+/// `requestRejected` event; nothing held changes.
 extension SharedSession {
     // MARK: Session leases
 
@@ -14,57 +15,49 @@ extension SharedSession {
     ///   configuration, or `limitExceeded` if the unit may not take the voice session; the session and
     ///   every lease already held stay as they were.
     public func acquire(_ type: AudioSessionType, owner: String) throws(SessionError) -> SessionLease {
-        switch submitAcquire(type, owner: owner) {
-        case (let id, .success(let granted)):
-            return SessionLease(id: id, type: granted, owner: owner, session: self)
-        case (_, .failure(let refusal)):
+        let (id, granted) = submitAcquire(type, owner: owner)
+        switch granted {
+        case .success(let type):
+            return SessionLease(id: id, type: type, owner: owner, session: self)
+        case .failure(let refusal):
             logger.error("session lease refused", metadata: ["owner": "\(owner)", "error": "\(refusal)"])
             throw refusal
         }
     }
 
-    /// Where an acquire stands on its road.
-    private enum AcquireStep: Sendable {
-        case granted(LeaseID, AudioSessionType)
-        case waiting(LeaseID)
-        case refused(LeaseID, SessionError)
-    }
-
-    /// The road of an acquire: the lease's id, and the type it was granted as or why it was refused.
+    /// The road of an acquire: the id the state gave the lease, and the type it was granted as or the
+    /// error that refused it.
     private func submitAcquire(
         _ type: AudioSessionType, owner: String
     ) -> (LeaseID, Result<AudioSessionType, SessionError>) {
-        // A placeholder id: the state gives the lease its id, and the recording keeps that one.
-        let input = SessionInput.acquire(type, owner: owner, lease: LeaseID(rawValue: 0))
-        let step = submit(input) { state, outcome -> AcquireStep in
+        submit(.acquire(type, owner: owner)) { state, outcome -> (LeaseID, AudioSessionType?) in
             guard case .lease(let id) = outcome else { preconditionFailure("an acquire always makes a lease") }
-            return state.grantedType(id).map { .granted(id, $0) } ?? .waiting(id)
-        } finish: { step in
+            return (id, state.grantedType(id))
+        } finish: { id, grantedAtOnce in
             // Granted at once (its configuration was active): its effects started no activation, so
             // nothing they did can take the grant back. Otherwise the activation's outcome is in: the
             // lease is granted (as the type its unit's limits allow), or refused with the reason.
-            guard case .waiting(let id) = step else { return step }
+            if let grantedAtOnce { return (id, .success(grantedAtOnce)) }
             return state.withLock { state in
-                if let granted = state.grantedType(id) { return .granted(id, granted) }
+                if let granted = state.grantedType(id) { return (id, .success(granted)) }
                 let lost = SessionError(
                     code: .activationRefused, message: "the session of \(owner) was neither granted nor refused: retry")
-                return .refused(id, state.takeRefusal(id) ?? lost)
+                return (id, .failure(state.takeRefusal(id) ?? lost))
             }
-        }
-        switch step {
-        case .granted(let id, let granted): return (id, .success(granted))
-        case .refused(let id, let error): return (id, .failure(error))
-        case .waiting(let id): preconditionFailure("\(id) of \(owner): finish always grants or refuses")
         }
     }
 
-    /// Sends a recorded input down the road as it came, for a replay: a fold over a recording's
-    /// inputs. Returns the id of the lease it made, if it made one (a replay compares it with the
-    /// recorded one).
+    /// Sends a recorded input down the road as the request it was made of, for a replay: a fold over a
+    /// recording's inputs. Returns the id of the lease it made, if it made one (a replay compares it
+    /// with the recorded one).
     package func submitRecorded(_ input: SessionInput) -> LeaseID? {
-        if case .acquire(let type, let owner, _) = input { return submitAcquire(type, owner: owner).0 }
-        if case .lease(let id) = submit(input) { return id }
-        return nil
+        let request = SessionRequest(replaying: input)
+        if case .acquire(let type, let owner) = request { return submitAcquire(type, owner: owner).0 }
+        switch submit(request) {
+        case .lease(let id): return id
+        case .duck(let info): return info.id
+        default: return nil
+        }
     }
 
     func releaseLease(_ id: LeaseID, owner: String, dropped: Bool) {
@@ -89,20 +82,6 @@ extension SharedSession {
     package func ignoredRelease(owner: String, what: String, cause: EventCause) {
         logger.warning("release ignored: nothing to release", metadata: ["owner": "\(owner)", "what": "\(what)"])
         submit(.ignoredRelease(owner: owner, what: what, cause: cause))
-    }
-
-    func reject(_ error: SessionError) {
-        submit(.rejected(error))
-    }
-
-    /// Runs `check`; an error it throws is rejected (a `requestRejected` event) and rethrown.
-    func checked(_ check: () throws(SessionError) -> Void) throws(SessionError) {
-        do {
-            try check()
-        } catch {
-            reject(error)
-            throw error
-        }
     }
 
     // MARK: Ducking
@@ -141,34 +120,16 @@ extension SharedSession {
     ///   that is not positive, `unknownStream` for activity of a stream that is not open, or
     ///   `limitExceeded` when the unit's limits refuse the request; nothing held changes.
     public func duck(_ request: DuckRequest) throws(SessionError) -> DuckLease {
-        do throws(SessionError) {
-            if case .some(let level?) = request.style.requestedLevel {
-                try SessionError.checkUnitInterval(level, name: "duck level")
-            }
-            if let hold = request.maximumHold, hold <= .zero {
-                throw SessionError.invalidValue(
-                    "maximumHold", Double(hold.components.seconds), fix: "give a positive duration, or nil")
-            }
+        let outcome: SessionState.Outcome
+        do {
+            outcome = try submitRefusable(.duck(request))
         } catch {
-            reject(error)
-            throw error
-        }
-        let input = SessionInput.duck(request, lease: LeaseID(rawValue: 0))
-        let result = submit(input) { state, outcome -> Result<DuckInfo, SessionError> in
-            switch outcome {
-            case .lease(let id): .success(state.duckInfo(id)!)
-            case .refused(let error): .failure(error)
-            default: preconditionFailure("a duck request makes a lease or is refused")
-            }
-        }
-        switch result {
-        case .success(let info):
-            if let deadline = info.deadline { scheduleExpiry(at: deadline) }
-            return DuckLease(id: info.id, style: info.style, owner: request.owner, session: self)
-        case .failure(let error):
             logger.error("duck refused", metadata: ["owner": "\(request.owner)", "error": "\(error)"])
             throw error
         }
+        guard case .duck(let info) = outcome else { preconditionFailure("an admitted duck request makes a duck") }
+        if let deadline = info.deadline { scheduleExpiry(at: deadline) }
+        return DuckLease(id: info.id, style: info.style, owner: request.owner, session: self)
     }
 
     private func duckOrRefused(_ request: DuckRequest) -> DuckLease {
@@ -209,8 +170,7 @@ extension SharedSession {
     /// - Throws: ``SessionError`` with code `invalidValue` for NaN, infinity, or a value outside
     ///   0 through 1; the volume is left as it was.
     public func setMainVolume(_ volume: Float) throws(SessionError) {
-        try checked { () throws(SessionError) in try SessionError.checkUnitInterval(volume, name: "mainVolume") }
-        submit(.setMainVolume(volume))
+        try submitRefusable(.setMainVolume(volume))
     }
 
     /// The host presses play: the main stream plays unless an interruption is in progress or a pause

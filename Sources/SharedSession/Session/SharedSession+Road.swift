@@ -1,48 +1,101 @@
-/// The one road of every input: mutate, perform, deliver.
+/// The one road of every request: mutate, record, perform, deliver.
 ///
-/// 1. The state applies the input under its lock (``SessionState/apply(_:at:)``), and `read` takes
-///    what the caller needs from the state in the same lock (a lease's id, a duck's record).
-/// 2. The input observers (a recorder) are told the input, with the ids the state gave.
+/// 1. The state applies the request under its lock (``SessionState/apply(_:at:)``): it checks the
+///    request's values, and hands out the ids of what it makes in the step's outcome; `read` takes
+///    what the caller needs from the state in the same lock.
+/// 2. The input observers (a recorder) are told the request as a ``SessionInput``, made once from the
+///    request and its outcome, with the ids the state gave (``SessionRequest/recorded(as:)``).
 /// 3. The effects are performed in order under the lane, so concurrent callers' effects reach the
 ///    engine in the order of their changes, but with the state unlocked, so snapshots never wait for
-///    the engine. An activation's or a capture's outcome is an input too, and goes down the same road.
+///    the engine. An activation's or a capture's outcome is a request too, and goes down the same road.
 /// 4. The events are delivered with no lock held.
+///
+/// A request that can be refused goes through ``submitRefusable(_:refusal:)``: the refusal, one
+/// ``SessionError`` from where it was decided, is on the record once and thrown to the caller.
 extension SharedSession {
     @discardableResult
-    func submit(_ input: SessionInput) -> SessionState.Outcome {
-        submit(input) { _, outcome in outcome }
+    func submit(_ request: SessionRequest) -> SessionState.Outcome {
+        submit(request) { _, outcome in outcome }
     }
 
-    /// Sends `input` down the road. `read` runs in the state's lock right after the input; `finish`
-    /// runs under the lane after the effects were performed, for a caller that must see their outcome
-    /// (an acquire waiting for its activation).
-    func submit<R: Sendable>(
-        _ input: SessionInput, read: (inout SessionState, SessionState.Outcome) -> R, finish: (R) -> R = { $0 }
-    ) -> R {
-        let (result, queued) = lane.withLock { lane -> (R, Bool) in
-            let (read, queued) = run(input, &lane, read: read)
+    /// Sends `request` down the road. `read` runs in the state's lock right after the request;
+    /// `finish` runs under the lane after the effects were performed, for a caller that must see their
+    /// outcome (an acquire waiting for its activation).
+    func submit<R: Sendable, S: Sendable>(
+        _ request: SessionRequest, read: (inout SessionState, SessionState.Outcome) -> R, finish: (R) -> S
+    ) -> S {
+        let (result, queued) = lane.withLock { lane -> (S, Bool) in
+            let (read, queued) = run(request, &lane, read: read)
             return (finish(read), queued)
         }
-        // Nothing queued by this input: whatever is pending was queued by a caller that drains it.
+        // Nothing queued by this request: whatever is pending was queued by a caller that drains it.
         if queued { delivery.drain(from: self) }
         return result
+    }
+
+    /// Sends `request` down the road; `read` runs in the state's lock right after it.
+    func submit<R: Sendable>(
+        _ request: SessionRequest, read: (inout SessionState, SessionState.Outcome) -> R
+    ) -> R {
+        submit(request, read: read) { $0 }
+    }
+
+    /// The door of a request that can be refused: sends it down the road and returns its outcome, or
+    /// throws the error that refused it. The state refuses a value out of range and what a unit's
+    /// limits do not allow; `refusal` refuses an outcome the state took without refusing (a volume
+    /// for a stream that is not open). Either way the refusal is on the record once, with its
+    /// `requestRejected` event, before it is thrown.
+    @discardableResult
+    func submitRefusable(
+        _ request: SessionRequest, refusal: (SessionState.Outcome) -> SessionError? = { _ in nil }
+    ) throws(SessionError) -> SessionState.Outcome {
+        let (result, queued) = lane.withLock { lane in runRefusable(request, &lane, refusal: refusal) }
+        if queued { delivery.drain(from: self) }
+        return try result.get()
+    }
+
+    /// ``submitRefusable(_:refusal:)`` for a caller that holds the lane already. Returns the outcome or
+    /// the refusal, and whether events were queued for delivery.
+    func runRefusable(
+        _ request: SessionRequest, _ lane: inout Lane, refusal: (SessionState.Outcome) -> SessionError? = { _ in nil }
+    ) -> (Result<SessionState.Outcome, SessionError>, Bool) {
+        let (outcome, queued) = run(request, &lane) { _, outcome in outcome }
+        switch outcome {
+        case .rejected(let error), .refused(let error):
+            return (.failure(error), queued)
+        default:
+            guard let error = refusal(outcome) else { return (.success(outcome), queued) }
+            // Refused after the state took it: the request is on the record as it applied, the
+            // refusal after it.
+            let (_, refusedQueued) = run(.rejected(error), &lane) { _, _ in () }
+            return (.failure(error), queued || refusedQueued)
+        }
     }
 
     /// The road under the lane, for a caller that holds it already: applies, records, performs.
     /// Returns what `read` took and whether events were queued for delivery.
     func run<R: Sendable>(
-        _ input: SessionInput, _ lane: inout Lane, read: (inout SessionState, SessionState.Outcome) -> R
+        _ request: SessionRequest, _ lane: inout Lane, read: (inout SessionState, SessionState.Outcome) -> R
     ) -> (R, Bool) {
         let now = clock.now()
         let deliver = delivery.hasReceivers
         let (outcome, effects, read) = state.withLock { state in
             state.log.reuse(&lane.effects)
             state.log.emitsEvents = deliver || !lane.observers.isEmpty
-            let step = state.apply(input, at: now)
+            let step = state.apply(request, at: now)
             return (step.outcome, step.effects, read(&state, step.outcome))
         }
-        notify(input.recorded(as: outcome), at: now, &lane)
+        notify(request, as: outcome, at: now, &lane)
         return (read, perform(effects, delivering: deliver, at: now, &lane))
+    }
+
+    /// Tells the observers `request`, as `outcome` records it, at `now`.
+    private func notify(
+        _ request: SessionRequest, as outcome: SessionState.Outcome, at now: ContinuousClock.Instant,
+        _ lane: inout Lane
+    ) {
+        guard !lane.observers.isEmpty else { return }
+        notify(request.recorded(as: outcome), at: now, &lane)
     }
 
     /// Tells the observers `input` at `now`.
@@ -110,12 +163,13 @@ extension SharedSession {
         return queued
     }
 
-    /// An engine call's outcome, as an input of its own: recorded, then applied.
+    /// An engine call's outcome, as a request of its own: applied, then recorded.
     private func outcome(
-        _ input: SessionInput, at now: ContinuousClock.Instant, _ lane: inout Lane
+        _ request: SessionRequest, at now: ContinuousClock.Instant, _ lane: inout Lane
     ) -> [SessionEffect] {
-        notify(input, at: now, &lane)
-        return state.withLock { $0.apply(input, at: now).effects }
+        let step = state.withLock { $0.apply(request, at: now) }
+        notify(request, as: step.outcome, at: now, &lane)
+        return step.effects
     }
 
     /// Performs an effect that has no outcome.
@@ -169,15 +223,45 @@ extension SharedSession {
     }
 }
 
-extension SessionInput {
-    /// The input as a recording keeps it: with the id the state gave the lease it made (0 for a duck
-    /// request the unit's limits refused).
+extension SessionRequest {
+    /// The request as a recording keeps it: with the id the state gave what it made, as `outcome`
+    /// says; a refusal the state decided before taking it is recorded as `rejected`.
     func recorded(as outcome: SessionState.Outcome) -> SessionInput {
-        switch (self, outcome) {
-        case (.acquire(let type, let owner, _), .lease(let id)): .acquire(type, owner: owner, lease: id)
-        case (.duck(let request, _), .lease(let id)): .duck(request, lease: id)
-        case (.duck(let request, _), _): .duck(request, lease: LeaseID(rawValue: 0))
-        default: self
+        if case .rejected(let error) = outcome { return .rejected(error) }
+        switch self {
+        case .acquire(let type, let owner):
+            guard case .lease(let id) = outcome else { preconditionFailure("an acquire always makes a lease") }
+            return .acquire(type, owner: owner, lease: id)
+        case .duck(let request):
+            switch outcome {
+            case .duck(let info): return .duck(request, lease: info.id)
+            case .refused: return .duck(request, lease: nil)
+            default: preconditionFailure("a duck request makes a duck or is refused")
+            }
+        case .openStream(let descriptor, let owner, let volume, let isMain):
+            guard case .opened(let id) = outcome else { preconditionFailure("an open stream always joins") }
+            return .openStream(descriptor, owner: owner, volume: volume, isMain: isMain, stream: id)
+        case .releaseLease(let id, let dropped): return .releaseLease(id, dropped: dropped)
+        case .releaseDuck(let id, let dropped): return .releaseDuck(id, dropped: dropped)
+        case .expireDeadlines: return .expireDeadlines
+        case .setMainVolume(let volume): return .setMainVolume(volume)
+        case .play: return .play
+        case .pause: return .pause
+        case .suspend(let renderAnyway): return .suspend(renderAnyway: renderAnyway)
+        case .wakeFromSuspend: return .wakeFromSuspend
+        case .system(let event): return .system(event)
+        case .engine(let event): return .engine(event)
+        case .openStreamRefused(let descriptor, let message): return .openStreamRefused(descriptor, message: message)
+        case .closeStream(let id): return .closeStream(id)
+        case .setStreamVolume(let id, let volume): return .setStreamVolume(id, volume)
+        case .ignoredRelease(let owner, let what, let cause):
+            return .ignoredRelease(owner: owner, what: what, cause: cause)
+        case .rejected(let error): return .rejected(error)
+        case .activationOutcome(let configuration, let refused):
+            return .activationOutcome(configuration, refused: refused)
+        case .captureOutcome(let refused): return .captureOutcome(refused: refused)
+        case .unitReleased(let owner, let reason): return .unitReleased(owner: owner, reason: reason)
+        case .close: return .close
         }
     }
 }

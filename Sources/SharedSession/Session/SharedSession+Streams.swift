@@ -9,8 +9,7 @@ extension SharedSession {
     public func openMainStream(
         _ descriptor: StreamDescriptor = StreamDescriptor(name: "main", role: .movie), source: any AudioSource
     ) throws(SessionError) -> StreamHandle {
-        try openStream(descriptor, isMain: true, owner: nil, volume: 1) {
-            [engine] id, gain, paused throws(SessionError) in
+        try openStream(descriptor, isMain: true, owner: nil, volume: 1) { [engine] id, gain, paused throws(SessionError) in
             try engine.openStream(id, descriptor: descriptor, source: source, gain: gain, paused: paused)
         }
     }
@@ -32,43 +31,44 @@ extension SharedSession {
     }
 
     /// Opens a stream whose control `open` makes, given the stream's id and the gain and play state it
-    /// starts at: a stream an engine does not render but controls by other means (the PipeWire engine's
-    /// adopted nodes of other processes), opened and recorded as every other stream.
+    /// starts at: the engine's `openStream` for a stream it renders, or another entry point of the
+    /// engine's for a stream it controls without rendering it (the PipeWire engine's adopted nodes of
+    /// other processes), opened and recorded as every other stream.
     ///
-    /// Opens the stream at the gain and play state the state gives it, then tells the state it opened
-    /// (or that the engine refused it), all under the lane, so no other input comes between the two and
-    /// the state records the gain the engine was given.
+    /// Opens the stream at the id, gain and play state the state gives it, then tells the state it
+    /// opened (or that the engine refused it), all under the lane, so no other request comes between
+    /// the two and the state records the gain the engine was given. A refusal (the state's checks, or
+    /// the engine's) is recorded as `rejected` and thrown, as any request's.
     package func openStream(
         _ descriptor: StreamDescriptor, isMain: Bool, owner: String?, volume: Float,
         open: (StreamID, _ gain: Float, _ paused: Bool) throws(SessionError) -> any StreamControl
     ) throws(SessionError) -> StreamHandle {
-        if !isMain {
-            try checked { () throws(SessionError) in try SessionError.checkUnitInterval(volume, name: "stream volume") }
-        }
-        let id: StreamID
-        let queued: Bool
-        do throws(SessionError) {
-            (id, queued) = try lane.withLock { lane throws(SessionError) -> (StreamID, Bool) in
-                let (id, target) = try state.withLock { state throws(SessionError) in
+        let (opened, queued) = lane.withLock { lane -> (Result<StreamID, SessionError>, Bool) in
+            let id: StreamID
+            let target: StreamTarget
+            do throws(SessionError) {
+                (id, target) = try state.withLock { state throws(SessionError) in
                     try state.opening(descriptor, isMain: isMain, volume: volume)
                 }
-                do throws(SessionError) {
-                    lane.controls[id] = try open(id, target.gain, target.paused)
-                } catch {
-                    // The engine's refusal is an input of its own: it spends the stream's id.
-                    _ = run(.openStreamRefused(descriptor, message: error.message), &lane) { _, _ in () }
-                    throw error
-                }
-                let input = SessionInput.openStream(
-                    descriptor, owner: owner, volume: volume, isMain: isMain, stream: id)
-                return (id, run(input, &lane) { _, _ in () }.1)
+            } catch {
+                let (_, queued) = runRefusable(.rejected(error), &lane)
+                return (.failure(error), queued)
             }
-        } catch {
-            reject(error)
-            throw error
+            do throws(SessionError) {
+                lane.controls[id] = try open(id, target.gain, target.paused)
+            } catch {
+                // The engine's refusal spends the stream's id (on the record as it is), then is refused.
+                let (_, queued) = runRefusable(
+                    .openStreamRefused(descriptor, message: error.message), &lane, refusal: { _ in error })
+                return (.failure(error), queued)
+            }
+            let request = SessionRequest.openStream(descriptor, owner: owner, volume: volume, isMain: isMain)
+            let (joined, queued) = run(request, &lane) { _, outcome in outcome }
+            precondition(joined == .opened(id), "\(id) opened on the engine, but the state says \(joined)")
+            return (.success(id), queued)
         }
         if queued { delivery.drain(from: self) }
-        return StreamHandle(id: id, descriptor: descriptor, isMain: isMain, session: self)
+        return StreamHandle(id: try opened.get(), descriptor: descriptor, isMain: isMain, session: self)
     }
 
     func closeStream(_ id: StreamID) {
@@ -76,12 +76,9 @@ extension SharedSession {
     }
 
     func setStreamVolume(_ id: StreamID, _ volume: Float) throws(SessionError) {
-        try checked { () throws(SessionError) in try SessionError.checkUnitInterval(volume, name: "stream volume") }
-        guard submit(.setStreamVolume(id, volume)) != .ignored else {
-            let error = SessionError(
-                code: .unknownStream, message: "\(id) is not open: open it before setting its volume")
-            reject(error)
-            throw error
+        try submitRefusable(.setStreamVolume(id, volume)) { outcome in
+            guard outcome == .ignored else { return nil }
+            return SessionError(code: .unknownStream, message: "\(id) is not open: open it before setting its volume")
         }
     }
 }

@@ -11,10 +11,11 @@ public import Logging
 /// which configuration is active, the main stream's gain and play state, and whether rendering is
 /// suspended, and tells its ``AudioEngine``.
 ///
-/// Every method may be called from any thread. Each builds one ``SessionInput`` and sends it down one
-/// road (`submit`): the state applies it under its lock, the effects are performed in order after the
-/// lock is released, and the events reach ``events`` subscribers and the ``delegate`` in order, with
-/// no lock held.
+/// Every method may be called from any thread. Each builds one request and sends it down one road
+/// (`submit`): the state applies it under its lock, input observers get its record (a
+/// ``SessionInput``, with the ids the session gave), the effects are performed in order after the lock
+/// is released, and the events reach ``events`` subscribers and the ``delegate`` in order, with no
+/// lock held.
 public final class SharedSession: Sendable {
     /// The policy the session was made with.
     public let policy: SessionPolicy

@@ -14,8 +14,8 @@ struct DuckStackTests {
         streams: DuckStack.Streams = none
     ) -> Result<DuckInfo, SessionError> {
         DuckStack.admit(
-            DuckRequest(owner: "feed", style: style, maximumHold: hold), as: LeaseID(rawValue: id), at: t0,
-            policy: policy, streams: streams)
+            DuckRequest(owner: "feed", style: style, maximumHold: hold), at: t0, policy: policy, streams: streams
+        ).map { $0.duck(LeaseID(rawValue: id)) }
     }
 
     @Test("ducks never compound: the factor is the lowest live level, and 1 when none is live")

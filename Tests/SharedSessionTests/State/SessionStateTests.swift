@@ -165,6 +165,29 @@ struct SessionStateTests {
         #expect(state.duckFactor == 0.1)
     }
 
+    @Test("a value out of range is rejected before anything changes; a refused duck takes no lease id")
+    func refusalsChangeNothing() throws {
+        let strict = try UnitLimits(mayPauseMain: false, excess: .refuse)
+        var state = SessionState(policy: try SessionPolicy(unitLimits: ["strict": strict]))
+        let invalid = state.apply(.setMainVolume(1.5), at: Self.t0)
+        guard case .rejected(let error) = invalid.outcome else {
+            Issue.record("setMainVolume(1.5) came out as \(invalid.outcome)")
+            return
+        }
+        #expect(error.code == .invalidValue)
+        #expect(invalid.effects == [Self.emit(.requestRejected(error), .host)])
+        #expect(state.hostVolume == 1)
+        let pause = state.apply(.duck(DuckRequest(owner: "strict", style: .pause)), at: Self.t0)
+        guard case .refused(let limit) = pause.outcome else {
+            Issue.record("a pause beyond its unit's limits came out as \(pause.outcome)")
+            return
+        }
+        #expect(limit.code == .limitExceeded)
+        #expect(pause.effects == [Self.emit(.requestRejected(limit), .unit(owner: "strict"))])
+        let (id, _) = state.duck(owner: "feed", style: .duck(level: nil), at: Self.t0)
+        #expect(id == LeaseID(rawValue: 1))
+    }
+
     @Test("a pause request pauses the main once; the host's play overrides it until the next request")
     func pauseRequestAndOverride() {
         var state = Self.state()
@@ -264,12 +287,12 @@ struct SessionStateTests {
     }
 }
 
-/// The inputs these tests give, each one ``SessionState/apply(_:at:)`` of one ``SessionInput``.
+/// The inputs these tests give, each one ``SessionState/apply(_:at:)`` of one ``SessionRequest``.
 extension SessionState {
     static let t0 = ContinuousClock.now
 
-    mutating func effects(_ input: SessionInput, at now: ContinuousClock.Instant = t0) -> [SessionEffect] {
-        apply(input, at: now).effects
+    mutating func effects(_ request: SessionRequest, at now: ContinuousClock.Instant = t0) -> [SessionEffect] {
+        apply(request, at: now).effects
     }
 
     mutating func addStream(
@@ -280,14 +303,16 @@ extension SessionState {
 
     mutating func streamOpened(_ id: StreamID, at target: StreamTarget) -> [SessionEffect] {
         // The main stream of these tests, as the session opens it after the engine did.
-        effects(
-            .openStream(StreamDescriptor(name: "main", role: .movie), owner: nil, volume: 1, isMain: true, stream: id))
+        let step = apply(
+            .openStream(StreamDescriptor(name: "main", role: .movie), owner: nil, volume: 1, isMain: true), at: Self.t0)
+        guard step.outcome == .opened(id) else { preconditionFailure("\(id) opened as \(step.outcome)") }
+        return step.effects
     }
 
     mutating func acquire(_ type: AudioSessionType, owner: String, at now: ContinuousClock.Instant) -> (
         LeaseID, [SessionEffect]
     ) {
-        let step = apply(.acquire(type, owner: owner, lease: nextLeaseID), at: now)
+        let step = apply(.acquire(type, owner: owner), at: now)
         guard case .lease(let id) = step.outcome else { preconditionFailure("an acquire makes a lease") }
         return (id, step.effects)
     }
@@ -312,9 +337,9 @@ extension SessionState {
 
     /// A duck request with no limits in play: the lease id and the effects.
     mutating func duck(owner: String, style: DuckStyle, at now: ContinuousClock.Instant) -> (LeaseID, [SessionEffect]) {
-        let step = apply(.duck(DuckRequest(owner: owner, style: style), lease: nextLeaseID), at: now)
-        guard case .lease(let id) = step.outcome else { preconditionFailure("refused: \(step.outcome)") }
-        return (id, step.effects)
+        let step = apply(.duck(DuckRequest(owner: owner, style: style)), at: now)
+        guard case .duck(let info) = step.outcome else { preconditionFailure("refused: \(step.outcome)") }
+        return (info.id, step.effects)
     }
 
     mutating func releaseDuck(_ id: LeaseID, dropped: Bool) -> [SessionEffect] {

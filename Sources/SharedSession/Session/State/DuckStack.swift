@@ -69,17 +69,32 @@ struct DuckStack: Sendable {
         var followedIsOpen: Bool
     }
 
+    /// A request its unit's limits admit: the duck it becomes once the state gives it its id.
+    struct Admission {
+        var owner: String
+        var style: DuckStyle
+        var acquiredAt: ContinuousClock.Instant
+        var deadline: ContinuousClock.Instant?
+        var appliedLimits: [UnitLimit]
+
+        /// The duck, with the id the state gave it.
+        func duck(_ id: LeaseID) -> DuckInfo {
+            DuckInfo(
+                id: id, owner: owner, style: style, acquiredAt: acquiredAt, deadline: deadline,
+                appliedLimits: appliedLimits)
+        }
+    }
+
     /// Checks a request against its unit's limits: the duck to add (as the limits allow it, with the
     /// limits that applied), or the error when a limit refuses it or it follows a stream not open.
     static func admit(
-        _ request: DuckRequest, as id: LeaseID, at now: ContinuousClock.Instant, policy: SessionPolicy,
-        streams: Streams
-    ) -> Result<DuckInfo, SessionError> {
+        _ request: DuckRequest, at now: ContinuousClock.Instant, policy: SessionPolicy, streams: Streams
+    ) -> Result<Admission, SessionError> {
         let owner = request.owner
         let limits = policy.limits(for: owner)
         var style = request.style
         var applied: [UnitLimit] = []
-        func refuse(_ limit: UnitLimit, _ fix: String) -> Result<DuckInfo, SessionError> {
+        func refuse(_ limit: UnitLimit, _ fix: String) -> Result<Admission, SessionError> {
             .failure(
                 SessionError(
                     code: .limitExceeded,
@@ -117,9 +132,8 @@ struct DuckStack: Sendable {
         }
         if streams.mainIsExempt, let main = streams.main { applied.append(.exemptStream(main)) }
         return .success(
-            DuckInfo(
-                id: id, owner: owner, style: style, acquiredAt: now, deadline: hold.map { now + $0 },
-                appliedLimits: applied))
+            Admission(
+                owner: owner, style: style, acquiredAt: now, deadline: hold.map { now + $0 }, appliedLimits: applied))
     }
 
     // MARK: Changes

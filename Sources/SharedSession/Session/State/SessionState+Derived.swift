@@ -98,8 +98,6 @@ extension SessionState {
     /// Takes the reason a lease was refused, if it was (see ``LeaseBook/takeRefusal(_:closed:)``).
     mutating func takeRefusal(_ id: LeaseID) -> SessionError? { leaseBook.takeRefusal(id, closed: isClosed) }
 
-    func duckInfo(_ id: LeaseID) -> DuckInfo? { duckStack.info(id) }
-
     func isDuckLive(_ id: LeaseID) -> Bool { duckStack.info(id) != nil }
 
     // MARK: Snapshot

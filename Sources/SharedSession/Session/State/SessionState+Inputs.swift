@@ -1,6 +1,6 @@
-/// The handlers ``SessionState/apply(_:at:)`` dispatches to: each hands the input to the part that
+/// The handlers ``SessionState/apply(_:at:)`` dispatches to: each hands the request to the part that
 /// owns its data, inside ``SessionState/input(_:_:)`` (the events of what changed, then a settle)
-/// where the input can change what the engine should have.
+/// where the request can change what the engine should have.
 extension SessionState {
     // MARK: Leases
 
@@ -49,28 +49,27 @@ extension SessionState {
 
     // MARK: Ducks
 
-    /// Adds a duck or pause request within its unit's limits, or refuses it with a `requestRejected`
-    /// event.
+    /// Adds a duck or pause request within its unit's limits, with the next lease id, or refuses it
+    /// with a `requestRejected` event (a refused request takes no id).
     mutating func duckRequested(_ request: DuckRequest, at now: ContinuousClock.Instant) -> Outcome {
         var followedIsOpen = true
         if case .followActivity(.stream(let followed), _) = request.style { followedIsOpen = streams.isOpen(followed) }
         let known = DuckStack.Streams(main: mainStreamID, mainIsExempt: isMainExempt, followedIsOpen: followedIsOpen)
-        let admitted = DuckStack.admit(request, as: nextLeaseID, at: now, policy: policy, streams: known)
-        let info: DuckInfo
-        switch admitted {
+        let admission: DuckStack.Admission
+        switch DuckStack.admit(request, at: now, policy: policy, streams: known) {
         case .failure(let error):
             log.emit(.requestRejected(error), .unit(owner: request.owner))
             return .refused(error)
-        case .success(let admitted): info = admitted
+        case .success(let admitted): admission = admitted
         }
-        let id = takeLeaseID()
-        let cause = EventCause.duckLease(id, owner: info.owner)
+        let info = admission.duck(takeLeaseID())
+        let cause = EventCause.duckLease(info.id, owner: info.owner)
         input(cause) { state in
             for limit in info.appliedLimits { state.log.emit(.limitApplied(owner: info.owner, limit: limit), cause) }
             state.log.emit(.duckAcquired(info), cause)
             state.duckStack.insert(info, policyLevel: state.policy.duckLevel)
         }
-        return .lease(id)
+        return .duck(info)
     }
 
     mutating func duckReleased(_ id: LeaseID, dropped: Bool) -> Outcome {
@@ -154,8 +153,8 @@ extension SessionState {
         let held = ducksOfPlayingStreams[id].flatMap { duckStack.info($0) == nil ? nil : $0 }
         if playing {
             guard held == nil else { return .ignored }
-            guard case .lease(let lease) = duckRequested(DuckRequest(owner: owner), at: now) else { return .applied }
-            ducksOfPlayingStreams[id] = lease
+            guard case .duck(let info) = duckRequested(DuckRequest(owner: owner), at: now) else { return .applied }
+            ducksOfPlayingStreams[id] = info.id
             return .applied
         }
         ducksOfPlayingStreams[id] = nil
@@ -165,12 +164,15 @@ extension SessionState {
 
     // MARK: Streams
 
-    /// The id and the starting gain and play state of a stream about to be opened on the engine.
+    /// The id and the starting gain and play state of a stream about to be opened on the engine: the
+    /// id its ``SessionRequest/openStream(_:owner:volume:isMain:)`` gets once the engine opened it.
     ///
-    /// - Throws: `sessionClosed` after the session closed, `mainStreamAlreadyOpen` for a second main stream.
+    /// - Throws: `invalidValue` for a volume ``SessionRequest/validate()`` refuses, `sessionClosed`
+    ///   after the session closed, `mainStreamAlreadyOpen` for a second main stream.
     func opening(_ descriptor: StreamDescriptor, isMain: Bool, volume: Float) throws(SessionError) -> (
         StreamID, StreamTarget
     ) {
+        try SessionRequest.openStream(descriptor, owner: nil, volume: volume, isMain: isMain).validate()
         guard !isClosed else {
             throw SessionError(
                 code: .sessionClosed,
@@ -199,9 +201,9 @@ extension SessionState {
         return target
     }
 
-    /// The engine opened a stream at the target ``opening(_:isMain:volume:)`` gave. The stream joins
-    /// the state inside the input, so what its opening changed (an exempt main stream is no longer
-    /// ducked) is reported like any other change.
+    /// The engine opened a stream at the id and target ``opening(_:isMain:volume:)`` gave. The stream
+    /// joins the state inside the input, so what its opening changed (an exempt main stream is no
+    /// longer ducked) is reported like any other change.
     mutating func streamAdded(_ descriptor: StreamDescriptor, owner: String?, volume: Float, isMain: Bool) -> Outcome {
         let record = StreamReconciler.Record(
             id: streams.nextID, descriptor: descriptor, isMain: isMain, owner: owner, volume: volume,
@@ -211,7 +213,7 @@ extension SessionState {
             let info = state.info(of: record)
             state.log.emit(.streamOpened(info), record.cause)
         }
-        return .applied
+        return .opened(record.id)
     }
 
     /// Closes a stream: nothing happens if it is not open, or if the session was closed (which

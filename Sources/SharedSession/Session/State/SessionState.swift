@@ -1,5 +1,5 @@
 /// The coordinator's state: a plain value with no threads, locks or engine in it, and one entry
-/// point: every ``SessionInput`` goes through ``apply(_:at:)``, which returns the ``SessionEffect``s
+/// point: every ``SessionRequest`` goes through ``apply(_:at:)``, which returns the ``SessionEffect``s
 /// that must follow, in order: events to deliver, and the engine and stream calls that bring the
 /// engine to what the state now derives.
 ///
@@ -13,32 +13,42 @@
 /// - ``StreamReconciler``: the open streams and what each was told → the calls that bring each to
 ///   its target.
 ///
-/// The state dispatches each input to the part that handles it, emits an event for every observable
-/// value the input changed (``change(_:_:)``), and settles: what the engine should have is derived
+/// The state dispatches each request to the part that handles it, emits an event for every observable
+/// value the request changed (``change(_:_:)``), and settles: what the engine should have is derived
 /// from the parts, never pushed and popped, so no order of releases and no volume change can leave a
 /// stale value behind (as Chromium's audio focus manager recomputes from its whole stack, and
 /// PulseAudio's role ducking keeps the duck as a factor of its own on top of the stream volume).
 ///
-/// Ids are the state's to give: an input that makes a lease or a stream carries the id the session
-/// gave it when it was recorded, and the state gives the next id again when it is applied (a replay
-/// compares the two).
+/// Ids are the state's to give: a request that makes a lease or a stream carries none, and the
+/// state hands the id out in the step's ``Outcome``, from which the road records the request (a
+/// replay compares the id the state gives with the recorded one).
 struct SessionState: Sendable {
-    /// What ``apply(_:at:)`` returns: the effects, and what became of the input.
+    /// What ``apply(_:at:)`` returns: the effects, and what became of the request.
     struct Step: Sendable {
         var effects: [SessionEffect]
         var outcome: Outcome
     }
 
     enum Outcome: Sendable, Hashable {
-        /// The input applied.
+        /// The request applied.
         case applied
-        /// The input changed nothing: a release of something not live, a system event that does not
-        /// apply, a volume for a stream not open.
+        /// The request changed nothing: a release of something not live, a system event that does
+        /// not apply, a volume for a stream not open.
         case ignored
-        /// A lease was made with this id (granted, waiting, or refused: ask ``takeRefusal(_:)``).
+        /// An acquire made a session lease with this id (granted, waiting, or refused: ask
+        /// ``takeRefusal(_:)``).
         case lease(LeaseID)
-        /// The request was refused, with a `requestRejected` event among the effects.
+        /// A duck request was admitted as this duck, with its id.
+        case duck(DuckInfo)
+        /// A stream joined with this id.
+        case opened(StreamID)
+        /// The state took the request and refused it (a unit's limits, a followed stream not open),
+        /// with a `requestRejected` event among the effects: recorded as the request, with no lease.
         case refused(SessionError)
+        /// The request was refused before the state took it (a value out of range, or a refusal
+        /// decided outside the state), with a `requestRejected` event among the effects: recorded
+        /// as `rejected`.
+        case rejected(SessionError)
     }
 
     /// The observable values whose changes become events.
@@ -62,21 +72,28 @@ struct SessionState: Sendable {
     var ducksOfPlayingStreams: [StreamID: LeaseID] = [:]
     var isClosed = false
     private var nextLease: UInt64 = 1
-    /// The effects of the input being applied.
+    /// The effects of the request being applied.
     var log = EffectLog()
 
     init(policy: SessionPolicy) {
         self.policy = policy
     }
 
-    /// Applies one input at `now` (the time a lease or duck records as its start, and a deadline is
-    /// checked against).
-    mutating func apply(_ input: SessionInput, at now: ContinuousClock.Instant) -> Step {
+    /// Applies one request at `now` (the time a lease or duck records as its start, and a deadline is
+    /// checked against). A request whose values fail ``SessionRequest/validate()`` changes nothing: it
+    /// is rejected, with a `requestRejected` event.
+    mutating func apply(_ request: SessionRequest, at now: ContinuousClock.Instant) -> Step {
         let outcome: Outcome
-        switch input {
-        case .acquire(let type, let owner, _): outcome = leaseRequested(type, owner: owner, at: now)
+        do {
+            try request.validate()
+        } catch {
+            outcome = rejected(error)
+            return Step(effects: log.take(), outcome: outcome)
+        }
+        switch request {
+        case .acquire(let type, let owner): outcome = leaseRequested(type, owner: owner, at: now)
         case .releaseLease(let id, let dropped): outcome = leaseReleased(id, dropped: dropped)
-        case .duck(let request, _): outcome = duckRequested(request, at: now)
+        case .duck(let request): outcome = duckRequested(request, at: now)
         case .releaseDuck(let id, let dropped): outcome = duckReleased(id, dropped: dropped)
         case .expireDeadlines: outcome = deadlinesDue(at: now)
         case .setMainVolume(let volume): outcome = host { $0.context.hostVolume = volume }
@@ -91,7 +108,7 @@ struct SessionState: Sendable {
         case .wakeFromSuspend: outcome = host { $0.context.manualSuspension = nil }
         case .system(let event): outcome = systemEvent(event)
         case .engine(let event): outcome = engineEvent(event, at: now)
-        case .openStream(let descriptor, let owner, let volume, let isMain, _):
+        case .openStream(let descriptor, let owner, let volume, let isMain):
             outcome = streamAdded(descriptor, owner: owner, volume: volume, isMain: isMain)
         case .openStreamRefused:
             streams.spendID()
@@ -101,9 +118,7 @@ struct SessionState: Sendable {
         case .ignoredRelease(let owner, let what, let cause):
             log.emit(.releaseIgnored(owner: owner, what: what), cause)
             outcome = .applied
-        case .rejected(let error):
-            log.emit(.requestRejected(error), .host)
-            outcome = .applied
+        case .rejected(let error): outcome = rejected(error)
         case .unitReleased(let owner, let reason):
             log.emit(.unitReleased(owner: owner, reason: reason), .unit(owner: owner))
             outcome = .applied
@@ -114,14 +129,18 @@ struct SessionState: Sendable {
         return Step(effects: log.take(), outcome: outcome)
     }
 
-    /// Takes the id the next lease gets.
+    /// Takes the id the next lease gets: an acquire takes one whether it is granted or refused, a duck
+    /// only once admitted.
     mutating func takeLeaseID() -> LeaseID {
         defer { nextLease += 1 }
         return LeaseID(rawValue: nextLease)
     }
 
-    /// The id the next lease gets, without taking it (a duck takes it only once admitted).
-    var nextLeaseID: LeaseID { LeaseID(rawValue: nextLease) }
+    /// Refuses a request the state never took, with a `requestRejected` event.
+    private mutating func rejected(_ error: SessionError) -> Outcome {
+        log.emit(.requestRejected(error), .host)
+        return .rejected(error)
+    }
 
     // MARK: The road of every input: change, then settle
 

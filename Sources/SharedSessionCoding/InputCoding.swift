@@ -1,7 +1,8 @@
 public import SharedSession
 
 // The JSON forms of what reaches a session: every enum as `{"kind": "<case>", <its values by name>}`,
-// each case given once (see ``JSONForm``). See ``SessionRecorder``.
+// each case given once (see ``JSONForm``): how a recording keeps them (SharedSessionRecording's
+// `SessionRecorder`), and how a remote unit's requests travel.
 
 extension SessionInput: Codable, RecordedField {
     /// Reads `{"kind": "<case>", ...}` with the case's values by name: `acquire` (`type`, `owner`,
@@ -27,8 +28,8 @@ extension SessionInput: Codable, RecordedField {
                 "releaseLease", "lease", "dropped", make: Self.releaseLease,
                 match: { if case .releaseLease(let lease, let dropped) = $0 { (lease, dropped) } else { nil } }),
             .case(
-                "duck", "request", "lease", make: Self.duck,
-                match: { if case .duck(let request, let lease) = $0 { (request, lease) } else { nil } }),
+                "duck", "request", "lease", make: { request, lease in .duck(request, lease: lease.id) },
+                match: { if case .duck(let request, let lease) = $0 { (request, DuckLeaseField(lease)) } else { nil } }),
             .case(
                 "releaseDuck", "lease", "dropped", make: Self.releaseDuck,
                 match: { if case .releaseDuck(let lease, let dropped) = $0 { (lease, dropped) } else { nil } }),
@@ -91,6 +92,21 @@ extension SessionInput: Codable, RecordedField {
                 match: { if case .unitReleased(let owner, let reason) = $0 { (owner, reason) } else { nil } }),
             .case("close", .close),
         ])
+}
+
+/// A duck request's lease as recordings (and version 1 of the remote protocol) write it: its id, or 0
+/// for a request the session refused, which made none. No lease is given 0.
+private struct DuckLeaseField: Codable, RecordedField {
+    let id: LeaseID?
+
+    init(_ id: LeaseID?) { self.id = id }
+
+    init(from decoder: any Decoder) throws {
+        let number = try decoder.singleValueContainer().decode(UInt64.self)
+        id = number == 0 ? nil : LeaseID(rawValue: number)
+    }
+
+    func encode(to encoder: any Encoder) throws { try encodeValue(id?.rawValue ?? 0, encoder) }
 }
 
 extension SystemEvent: Codable, RecordedField {

@@ -1,8 +1,9 @@
 public import SharedSession
 
-// The JSON forms of the session's values, as a recording (``SessionRecorder``) writes them: names as
-// strings, ids as numbers, durations as seconds (to the nanosecond), structs as objects of their
-// fields (see ``JSONForm``).
+// The JSON forms of the session's values, as a recording (SharedSessionRecording's `SessionRecorder`)
+// writes them and the remote protocol (SharedSessionRemote) sends them: names as strings, ids as
+// numbers, durations as seconds (to the nanosecond), structs as objects of their fields (see
+// ``JSONForm``).
 
 // MARK: Ids and names
 

@@ -89,13 +89,13 @@ extension Duration: RecordedField {
     }
 
     /// The duration in seconds, as recordings write it.
-    var recordedSeconds: Double {
+    package var recordedSeconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     /// A duration read from a recording, rounded to the nanosecond.
-    init?(recordedSeconds seconds: Double) {
+    package init?(recordedSeconds seconds: Double) {
         let nanoseconds = (seconds * 1e9).rounded()
         guard nanoseconds.isFinite, abs(nanoseconds) < 9e18 else { return nil }
         self = .nanoseconds(Int64(nanoseconds))
@@ -126,7 +126,7 @@ extension CodingUserInfoKey {
     public static let sessionRecordingOrigin = CodingUserInfoKey(rawValue: "SharedSession.recordingOrigin")!
     /// With `true`, instants are left out of the session's values when encoding: the normalized form
     /// a replay compares events in.
-    static let sessionRecordingOmitsInstants = CodingUserInfoKey(rawValue: "SharedSession.omitsInstants")!
+    package static let sessionRecordingOmitsInstants = CodingUserInfoKey(rawValue: "SharedSession.omitsInstants")!
 }
 
 extension Encoder {
