@@ -9,7 +9,8 @@ extension SharedSession {
     public func openMainStream(
         _ descriptor: StreamDescriptor = StreamDescriptor(name: "main", role: .movie), source: any AudioSource
     ) throws(SessionError) -> StreamHandle {
-        try openStream(descriptor, isMain: true, owner: nil, volume: 1) { [engine] id, gain, paused throws(SessionError) in
+        try openStream(descriptor, isMain: true, owner: nil, volume: 1) {
+            [engine] id, gain, paused throws(SessionError) in
             try engine.openStream(id, descriptor: descriptor, source: source, gain: gain, paused: paused)
         }
     }
