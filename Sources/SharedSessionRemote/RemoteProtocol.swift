@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOExtras
 public import SharedSession
 import SharedSessionRecording
 
@@ -7,14 +9,15 @@ import SharedSessionRecording
 #endif
 
 /// The line protocol between a ``SessionServer`` and a ``RemoteSession``: one JSON object per line
-/// (`\n`), in the coding of SharedSessionRecording. The session's inputs travel as a recording writes
-/// them (`SessionInput`'s JSON form), and events, errors and snapshots likewise, so a recording of a
-/// host with remote units replays like any other.
+/// (`\n`), in the coding of SharedSessionRecording. A unit's calls travel in the form a recording
+/// gives the session's inputs of their kind, and events, errors and snapshots as a recording writes
+/// them, so a recording of a host with remote units replays like any other.
 ///
 /// A unit sends:
 /// - first, `{"hello": {"protocol": 1, "owner": "watch-party"}}`;
-/// - then requests, each with an `id` its reply carries back: `{"id": 3, "input": <SessionInput>}`
-///   (only `acquire`, `releaseLease`, `duck`, `releaseDuck` and `ignoredRelease`, in the unit's own name),
+/// - then requests (``UnitRequest``), each with an `id` its reply carries back: `{"id": 3, "input":
+///   {"kind": "acquire", "type": "voice", "owner": "watch-party", "lease": 0}}` (the kinds `acquire`,
+///   `releaseLease`, `duck`, `releaseDuck` and `ignoredRelease`, in the unit's own name),
 ///   `{"id": 4, "snapshot": {}}`, or `{"id": 5, "leave": {}}`.
 ///
 /// The host sends `{"welcome": {...}}` (or `{"refused": <SessionError>}` and closes), replies
@@ -51,14 +54,40 @@ public enum RemoteProtocol {
     ///   ``maximumLineLength``, not JSON, not an object, no known message in it, or a message whose
     ///   fields are malformed.
     public static func decodeUnitLine(_ line: some Collection<UInt8>) throws(SessionError) -> UnitMessage {
-        let object = try envelope(line, from: "unit")
+        do {
+            return try readUnitLine(line)
+        } catch {
+            switch error {
+            case .unreadable(let error), .hostOnly(let error): throw error
+            }
+        }
+    }
+
+    /// Why the host did not take a unit's line.
+    enum UnitLineRefusal: Error {
+        /// The line is not a message: it counts toward the unit's ``SessionServer/Limits/violationsPerUnit``.
+        case unreadable(SessionError)
+        /// A well-formed request for an input only the host sends: refused, but nothing in the line is
+        /// broken, so it does not count.
+        case hostOnly(SessionError)
+    }
+
+    /// Reads one line a unit sent, as ``decodeUnitLine(_:)`` does, saying which kind of refusal it is.
+    static func readUnitLine(_ line: some Collection<UInt8>) throws(UnitLineRefusal) -> UnitMessage {
+        let object: [String: Any]
+        do {
+            object = try envelope(line, from: "unit")
+        } catch {
+            throw .unreadable(error)
+        }
         let keys = Set(object.keys)
         let known = ["hello", "input", "snapshot", "leave"].filter(keys.contains)
         guard known.count == 1, let kind = known.first else {
-            throw violation(
-                known.isEmpty
-                    ? "unknown message with keys \(keys.sorted()): a unit sends hello, input, snapshot or leave"
-                    : "one line holds \(known.joined(separator: " and ")): send one message per line")
+            throw .unreadable(
+                violation(
+                    known.isEmpty
+                        ? "unknown message with keys \(keys.sorted()): a unit sends hello, input, snapshot or leave"
+                        : "one line holds \(known.joined(separator: " and ")): send one message per line"))
         }
         let data = Data(line)
         do {
@@ -73,16 +102,21 @@ public enum RemoteProtocol {
                     // `"input": null` names the message but holds none: a unit's line never traps its host.
                     guard let input = request.input else {
                         throw DecodingError.valueNotFound(
-                            SessionInput.self,
+                            WireInput.self,
                             .init(codingPath: [], debugDescription: "its input is null: send the input itself"))
                     }
-                    return .request(id: request.id, .input(input))
+                    return .request(id: request.id, input.request)
                 case "snapshot": return .request(id: request.id, .snapshot)
                 default: return .request(id: request.id, .leave)
                 }
             }
+        } catch let error as WireInput.HostOnly {
+            throw .hostOnly(
+                violation(
+                    "a unit may not send the input \(error.kind): only acquire, releaseLease, duck, releaseDuck and "
+                        + "ignoredRelease; the rest is the host's"))
         } catch {
-            throw violation("malformed \(kind) message: \(describe(error))")
+            throw .unreadable(violation("malformed \(kind) message: \(describe(error))"))
         }
     }
 
@@ -121,9 +155,9 @@ public enum RemoteProtocol {
         switch message {
         case .hello(let version, let owner):
             line(HelloLine(hello: .init(protocolVersion: version, owner: owner)))
-        case .request(let id, .input(let input)): line(RequestLine(id: id, input: input, snapshot: nil, leave: nil))
         case .request(let id, .snapshot): line(RequestLine(id: id, input: nil, snapshot: Empty(), leave: nil))
         case .request(let id, .leave): line(RequestLine(id: id, input: nil, snapshot: nil, leave: Empty()))
+        case .request(let id, let input): line(RequestLine(id: id, input: WireInput(input), snapshot: nil, leave: nil))
         }
     }
 
@@ -143,6 +177,23 @@ public enum RemoteProtocol {
         case .eventsLost(let count): line(EventsLostLine(eventsLost: count))
         case .error(let error, let closing): line(ErrorLine(error: error, closing: closing))
         }
+    }
+
+    // MARK: Framing
+
+    /// The inbound handler that frames either side's lines: swift-nio-extras' `LineBasedFrameDecoder`
+    /// (each line without its `\n`, and without a `\r` before it) in NIO's `ByteToMessageHandler`, whose
+    /// buffer is capped at ``maximumLineLength``. The decoder has no limit of its own; the handler's cap
+    /// is NIO's way to bound what a peer leaves unterminated: past it the handler throws
+    /// `ByteToMessageDecoderError.PayloadTooLargeError`, which each side turns into a
+    /// `protocolViolation` and a close. A longer line that arrives whole, newline and all, is passed on
+    /// and refused by its reader, as one over the limit.
+    ///
+    /// Outbound there is no encoder handler: each side writes the bytes of `encode(_:)`
+    /// (which end in the newline) as a `ByteBuffer`. The host encodes each event once and writes that one
+    /// buffer to every unit, which a `MessageToByteEncoder` in each connection's pipeline would undo.
+    static func lineFramer() -> ByteToMessageHandler<LineBasedFrameDecoder> {
+        ByteToMessageHandler(LineBasedFrameDecoder(), maximumBufferSize: maximumLineLength)
     }
 
     static func violation(_ message: String) -> SessionError {
@@ -226,7 +277,7 @@ public enum RemoteProtocol {
 
     private struct RequestLine: Codable {
         let id: Int
-        let input: SessionInput?
+        let input: WireInput?
         let snapshot: Empty?
         let leave: Empty?
     }
@@ -255,18 +306,6 @@ public enum UnitMessage: Sendable, Hashable {
     case hello(protocolVersion: Int, owner: String)
     /// A request; its reply carries `id` back.
     case request(id: Int, UnitRequest)
-}
-
-/// What a unit asks of its host.
-public enum UnitRequest: Sendable, Hashable {
-    /// One of the session's inputs, in the unit's own name: `acquire`, `releaseLease`, `duck`,
-    /// `releaseDuck` or `ignoredRelease`. Lease ids in `acquire` and `duck` are placeholders: the
-    /// host's reply carries the id the session gave.
-    case input(SessionInput)
-    /// The session's snapshot.
-    case snapshot
-    /// A clean leave: the host gives back everything the unit holds, replies, and closes.
-    case leave
 }
 
 /// A line the host sends a unit.

@@ -145,8 +145,7 @@ extension RemoteTests {
                     #expect(error.code == .protocolViolation)
                 }
             }
-            let round = UnitMessage.request(
-                id: 3, .input(.duck(DuckRequest(owner: "a", style: .pause), lease: .init(rawValue: 0))))
+            let round = UnitMessage.request(id: 3, .duck(DuckRequest(owner: "a", style: .pause)))
             #expect(try RemoteProtocol.decodeUnitLine(RemoteProtocol.encode(round).dropLast()) == round)
         }
     }
