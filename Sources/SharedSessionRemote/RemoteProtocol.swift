@@ -51,8 +51,8 @@ public enum RemoteProtocol {
     /// Reads one line a unit sent (without its newline): the door a fuzzer or a test calls.
     ///
     /// - Throws: `SessionError` with code `protocolViolation` naming what is wrong: a line over
-    ///   ``maximumLineLength``, not JSON, not an object, no known message in it, or a message whose
-    ///   fields are malformed.
+    ///   ``maximumLineLength``, not JSON, not an object, no known message in it, a message whose
+    ///   fields are malformed, or an input only the host sends (`setMainVolume`, `play`…).
     public static func decodeUnitLine(_ line: some Collection<UInt8>) throws(SessionError) -> UnitMessage {
         do {
             return try readUnitLine(line)
