@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         // Only SharedSessionRemote uses it: the core and the other products never resolve NIO into an app.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // The remote product's line framing (LineBasedFrameDecoder); likewise only SharedSessionRemote.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
     ],
     targets: [
         .target(
@@ -143,6 +145,7 @@ let package = Package(
                 "SharedSession", "SharedSessionCoding",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ],
             swiftSettings: strict
         ),
@@ -182,6 +185,9 @@ let package = Package(
             dependencies: [
                 "SharedSession", "SharedSessionRemote", "SharedSessionRecording", "SharedSessionTesting",
                 "SharedSessionTestSupport", "remote-unit",
+                // Its calls on an event loop of NIO's own.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -39,26 +39,39 @@ public final class RemoteLease: Sendable, CustomStringConvertible {
     /// Releases the lease on the host and waits until the host has applied it.
     ///
     /// - Throws: `SessionError` with code `connectionLost` if the connection is gone (the host gave
-    ///   the lease back when it closed).
+    ///   the lease back when it closed), or `invalidValue` on a NIO event loop thread, where nothing
+    ///   may wait (the lease stays held: use the async form there).
     public func release() throws(SessionError) {
+        try RemoteSession.refuseToWaitOnEventLoop()
         // A second release goes to the host too, which records it as ignored, as in-process.
         released.store(true, ordering: .releasing)
-        _ = try session.call(.input(releaseInput))
+        _ = try session.call(releaseRequest(dropped: false))
     }
 
-    private var releaseInput: SessionInput {
+    /// Releases the lease on the host and suspends until the host has applied it.
+    ///
+    /// - Throws: `SessionError` with code `connectionLost` if the connection is gone.
+    public func release() async throws(SessionError) {
+        released.store(true, ordering: .releasing)
+        _ = try await session.call(releaseRequest(dropped: false))
+    }
+
+    /// Releases the lease without waiting for the host: the delegate's disable calls on an event loop.
+    func releaseWithoutWaiting() {
+        released.store(true, ordering: .releasing)
+        session.post(releaseRequest(dropped: false))
+    }
+
+    private func releaseRequest(dropped: Bool) -> UnitRequest {
         switch kind {
-        case .session: .releaseLease(id, dropped: false)
-        case .duck: .releaseDuck(id, dropped: false)
+        case .session: .releaseLease(id, dropped: dropped)
+        case .duck: .releaseDuck(id, dropped: dropped)
         }
     }
 
     deinit {
         if !released.load(ordering: .acquiring), session.isConnected {
-            switch kind {
-            case .session: session.post(.input(.releaseLease(id, dropped: true)))
-            case .duck: session.post(.input(.releaseDuck(id, dropped: true)))
-            }
+            session.post(releaseRequest(dropped: true))
         }
     }
 

@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOExtras
 public import SharedSession
 import SharedSessionCoding
 
@@ -7,14 +9,15 @@ import SharedSessionCoding
 #endif
 
 /// The line protocol between a ``SessionServer`` and a ``RemoteSession``: one JSON object per line
-/// (`\n`), in the coding of SharedSessionRecording. The session's inputs travel as a recording writes
-/// them (`SessionInput`'s JSON form), and events, errors and snapshots likewise, so a recording of a
-/// host with remote units replays like any other.
+/// (`\n`), in the coding of SharedSessionCoding (the one Recording writes). A unit's calls travel in the form a recording
+/// gives the session's inputs of their kind, and events, errors and snapshots as a recording writes
+/// them, so a recording of a host with remote units replays like any other.
 ///
 /// A unit sends:
 /// - first, `{"hello": {"protocol": 1, "owner": "watch-party"}}`;
-/// - then requests, each with an `id` its reply carries back: `{"id": 3, "input": <SessionInput>}`
-///   (only `acquire`, `releaseLease`, `duck`, `releaseDuck` and `ignoredRelease`, in the unit's own name),
+/// - then requests (``UnitRequest``), each with an `id` its reply carries back: `{"id": 3, "input":
+///   {"kind": "acquire", "type": "voice", "owner": "watch-party", "lease": 0}}` (the kinds `acquire`,
+///   `releaseLease`, `duck`, `releaseDuck` and `ignoredRelease`, in the unit's own name),
 ///   `{"id": 4, "snapshot": {}}`, or `{"id": 5, "leave": {}}`.
 ///
 /// The host sends `{"welcome": {...}}` (or `{"refused": <SessionError>}` and closes), replies
@@ -48,17 +51,43 @@ public enum RemoteProtocol {
     /// Reads one line a unit sent (without its newline): the door a fuzzer or a test calls.
     ///
     /// - Throws: `SessionError` with code `protocolViolation` naming what is wrong: a line over
-    ///   ``maximumLineLength``, not JSON, not an object, no known message in it, or a message whose
-    ///   fields are malformed.
+    ///   ``maximumLineLength``, not JSON, not an object, no known message in it, a message whose
+    ///   fields are malformed, or an input only the host sends (`setMainVolume`, `play`…).
     public static func decodeUnitLine(_ line: some Collection<UInt8>) throws(SessionError) -> UnitMessage {
-        let object = try envelope(line, from: "unit")
+        do {
+            return try readUnitLine(line)
+        } catch {
+            switch error {
+            case .unreadable(let error), .hostOnly(let error): throw error
+            }
+        }
+    }
+
+    /// Why the host did not take a unit's line.
+    enum UnitLineRefusal: Error {
+        /// The line is not a message: it counts toward the unit's ``SessionServer/Limits/violationsPerUnit``.
+        case unreadable(SessionError)
+        /// A well-formed request for an input only the host sends: refused, but nothing in the line is
+        /// broken, so it does not count.
+        case hostOnly(SessionError)
+    }
+
+    /// Reads one line a unit sent, as ``decodeUnitLine(_:)`` does, saying which kind of refusal it is.
+    static func readUnitLine(_ line: some Collection<UInt8>) throws(UnitLineRefusal) -> UnitMessage {
+        let object: [String: Any]
+        do {
+            object = try envelope(line, from: "unit")
+        } catch {
+            throw .unreadable(error)
+        }
         let keys = Set(object.keys)
         let known = ["hello", "input", "snapshot", "leave"].filter(keys.contains)
         guard known.count == 1, let kind = known.first else {
-            throw violation(
-                known.isEmpty
-                    ? "unknown message with keys \(keys.sorted()): a unit sends hello, input, snapshot or leave"
-                    : "one line holds \(known.joined(separator: " and ")): send one message per line")
+            throw .unreadable(
+                violation(
+                    known.isEmpty
+                        ? "unknown message with keys \(keys.sorted()): a unit sends hello, input, snapshot or leave"
+                        : "one line holds \(known.joined(separator: " and ")): send one message per line"))
         }
         let data = Data(line)
         do {
@@ -73,20 +102,21 @@ public enum RemoteProtocol {
                     // `"input": null` names the message but holds none: a unit's line never traps its host.
                     guard let input = request.input else {
                         throw DecodingError.valueNotFound(
-                            SessionInput.self,
+                            WireInput.self,
                             .init(codingPath: [], debugDescription: "its input is null: send the input itself"))
                     }
-                    switch input {
-                    case .acquire(let type, let owner, _): return .request(id: request.id, .acquire(type, owner: owner))
-                    case .duck(let duck, _): return .request(id: request.id, .duck(duck))
-                    default: return .request(id: request.id, .input(input))
-                    }
+                    return .request(id: request.id, input.request)
                 case "snapshot": return .request(id: request.id, .snapshot)
                 default: return .request(id: request.id, .leave)
                 }
             }
+        } catch let error as WireInput.HostOnly {
+            throw .hostOnly(
+                violation(
+                    "a unit may not send the input \(error.kind): only acquire, releaseLease, duck, releaseDuck and "
+                        + "ignoredRelease; the rest is the host's"))
         } catch {
-            throw violation("malformed \(kind) message: \(describe(error))")
+            throw .unreadable(violation("malformed \(kind) message: \(describe(error))"))
         }
     }
 
@@ -125,13 +155,9 @@ public enum RemoteProtocol {
         switch message {
         case .hello(let version, let owner):
             line(HelloLine(hello: .init(protocolVersion: version, owner: owner)))
-        case .request(let id, .acquire(let type, let owner)):
-            line(NewLeaseLine(id: id, input: NewLease(kind: "acquire", type: type, owner: owner)))
-        case .request(let id, .duck(let request)):
-            line(NewLeaseLine(id: id, input: NewLease(kind: "duck", request: request)))
-        case .request(let id, .input(let input)): line(RequestLine(id: id, input: input, snapshot: nil, leave: nil))
         case .request(let id, .snapshot): line(RequestLine(id: id, input: nil, snapshot: Empty(), leave: nil))
         case .request(let id, .leave): line(RequestLine(id: id, input: nil, snapshot: nil, leave: Empty()))
+        case .request(let id, let input): line(RequestLine(id: id, input: WireInput(input), snapshot: nil, leave: nil))
         }
     }
 
@@ -151,6 +177,23 @@ public enum RemoteProtocol {
         case .eventsLost(let count): line(EventsLostLine(eventsLost: count))
         case .error(let error, let closing): line(ErrorLine(error: error, closing: closing))
         }
+    }
+
+    // MARK: Framing
+
+    /// The inbound handler that frames either side's lines: swift-nio-extras' `LineBasedFrameDecoder`
+    /// (each line without its `\n`, and without a `\r` before it) in NIO's `ByteToMessageHandler`, whose
+    /// buffer is capped at ``maximumLineLength``. The decoder has no limit of its own; the handler's cap
+    /// is NIO's way to bound what a peer leaves unterminated: past it the handler throws
+    /// `ByteToMessageDecoderError.PayloadTooLargeError`, which each side turns into a
+    /// `protocolViolation` and a close. A longer line that arrives whole, newline and all, is passed on
+    /// and refused by its reader, as one over the limit.
+    ///
+    /// Outbound there is no encoder handler: each side writes the bytes of `encode(_:)`
+    /// (which end in the newline) as a `ByteBuffer`. The host encodes each event once and writes that one
+    /// buffer to every unit, which a `MessageToByteEncoder` in each connection's pipeline would undo.
+    static func lineFramer() -> ByteToMessageHandler<LineBasedFrameDecoder> {
+        ByteToMessageHandler(LineBasedFrameDecoder(), maximumBufferSize: maximumLineLength)
     }
 
     static func violation(_ message: String) -> SessionError {
@@ -234,24 +277,9 @@ public enum RemoteProtocol {
 
     private struct RequestLine: Codable {
         let id: Int
-        let input: SessionInput?
+        let input: WireInput?
         let snapshot: Empty?
         let leave: Empty?
-    }
-
-    /// An acquire or a duck as version 1 writes it: the input's form, with the `lease` every version-1
-    /// input carries at 0, since the host gives the id (and its reply carries it).
-    private struct NewLease: Encodable {
-        var kind: String
-        var type: AudioSessionType? = nil
-        var owner: String? = nil
-        var request: DuckRequest? = nil
-        var lease = 0
-    }
-
-    private struct NewLeaseLine: Encodable {
-        let id: Int
-        let input: NewLease
     }
 
     private struct WelcomeLine: Codable { let welcome: Welcome }
@@ -278,22 +306,6 @@ public enum UnitMessage: Sendable, Hashable {
     case hello(protocolVersion: Int, owner: String)
     /// A request; its reply carries `id` back.
     case request(id: Int, UnitRequest)
-}
-
-/// What a unit asks of its host.
-public enum UnitRequest: Sendable, Hashable {
-    /// A session lease of this type, in the unit's own name; the host's reply carries the id the
-    /// session gave it.
-    case acquire(AudioSessionType, owner: String)
-    /// A duck or pause, in the unit's own name; the host's reply carries the id the session gave it.
-    case duck(DuckRequest)
-    /// One of the session's inputs, in the unit's own name: `releaseLease`, `releaseDuck` or
-    /// `ignoredRelease`.
-    case input(SessionInput)
-    /// The session's snapshot.
-    case snapshot
-    /// A clean leave: the host gives back everything the unit holds, replies, and closes.
-    case leave
 }
 
 /// A line the host sends a unit.

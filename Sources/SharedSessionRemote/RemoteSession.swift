@@ -8,10 +8,14 @@ import Synchronization
 /// ``makeDelegate()`` for an SDK written against `OverlayAudioDelegate`.
 ///
 /// Every call is one round trip on the socket (tens of microseconds on an idle machine) and returns
-/// when the host has applied it, so the host's state is what an in-process call would have left. Do
-/// not call from a NIO event loop: the call waits. When the connection is lost, everything the unit
-/// held is gone on the host; calls throw `connectionLost`, and a new `RemoteSession` starts from
-/// nothing (its ``welcome`` says so, and what the last connection gave back).
+/// when the host has applied it, so the host's state is what an in-process call would have left. Each
+/// call comes in two forms: one that waits on the caller's thread, and an `async` one that suspends
+/// instead (call that one from Swift concurrency, where waiting would hold a thread of the shared
+/// pool). A waiting call on a NIO event loop thread would stall that loop or deadlock it, so there it
+/// throws `invalidValue` and sends nothing; the delegate's calls, which cannot throw, send their
+/// releases there without waiting. When the connection is lost, everything the unit held is gone on
+/// the host; calls throw `connectionLost`, and a new `RemoteSession` starts from nothing (its
+/// ``welcome`` says so, and what the last connection gave back).
 ///
 /// ```swift
 /// let remote = try RemoteSession(path: socketPath, owner: "watch-party")
@@ -19,6 +23,11 @@ import Synchronization
 /// let duck = try remote.duck()
 /// duck.release(); voice.release()
 /// remote.leave()
+///
+/// // In Swift concurrency:
+/// let unit = try await RemoteSession.connect(path: socketPath, owner: "voice-chat")
+/// let lease = try await unit.duck()
+/// try await lease.release()
 /// ```
 public final class RemoteSession: Sendable {
     /// What the host said when it accepted the connection: the owner name it gave, and whether an
@@ -41,52 +50,29 @@ public final class RemoteSession: Sendable {
     ///
     /// - Throws: `SessionError` with code `accessRefused` if the host refused the unit (another
     ///   user, a name its policy does not allow or already connected, another protocol version: the
-    ///   message names both), or `connectionLost` if nothing answers at `path` within `timeout`.
-    public init(path: String, owner: String, timeout: Duration = .seconds(5)) throws(SessionError) {
+    ///   message names both), `connectionLost` if nothing answers at `path` within `timeout`, or
+    ///   `invalidValue` on a NIO event loop thread (use ``connect(path:owner:timeout:)`` there).
+    public convenience init(path: String, owner: String, timeout: Duration = .seconds(5)) throws(SessionError) {
+        try Self.refuseToWaitOnEventLoop()
+        self.init(try Self.wait(Self.open(path: path, owner: owner, timeout: timeout)), path: path, timeout: timeout)
+    }
+
+    /// Connects to the server at `path` as `owner`, and suspends until its welcome.
+    ///
+    /// - Throws: as ``init(path:owner:timeout:)``.
+    public static func connect(path: String, owner: String, timeout: Duration = .seconds(5)) async throws(SessionError)
+        -> RemoteSession
+    {
+        RemoteSession(try await result(open(path: path, owner: owner, timeout: timeout)), path: path, timeout: timeout)
+    }
+
+    private init(_ connection: Connection, path: String, timeout: Duration) {
         self.path = path
         self.timeout = timeout
-        let listeners = Listeners()
-        self.listeners = listeners
-        let group = MultiThreadedEventLoopGroup.singleton
-        let connected: (any Channel, NIOLoopBound<HostConnection>)
-        do {
-            let channel = try ClientBootstrap(group: group)
-                .connectTimeout(.nanoseconds(timeout.nanoseconds))
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(HostConnection(listeners: listeners))
-                    }
-                }
-                .connect(unixDomainSocketPath: path).wait()
-            let handler = try channel.eventLoop.submit {
-                NIOLoopBound(
-                    try channel.pipeline.syncOperations.handler(type: HostConnection.self), eventLoop: channel.eventLoop
-                )
-            }.wait()
-            connected = (channel, handler)
-        } catch {
-            throw SessionError(
-                code: .connectionLost, message: "cannot connect to a session server at \(path): \(error)")
-        }
-        channel = connected.0
-        host = connected.1
-        let welcome = host.eventLoop.makePromise(of: Welcome.self)
-        let hostConnection = host
-        let hello = RemoteProtocol.encode(UnitMessage.hello(protocolVersion: RemoteProtocol.version, owner: owner))
-        host.eventLoop.execute {
-            hostConnection.value.expectWelcome(welcome)
-            hostConnection.value.send(hello)
-        }
-        let timer = host.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-            hostConnection.value.timeOut(nil, after: timeout)
-        }
-        do {
-            defer { timer.cancel() }
-            self.welcome = try Self.wait(welcome.futureResult)
-        } catch {
-            channel.close(promise: nil)
-            throw error
-        }
+        channel = connection.channel
+        host = connection.host
+        listeners = connection.listeners
+        welcome = connection.welcome
     }
 
     /// Asks for a session of `type`, as `SharedSession/acquire(_:owner:)` does in-process.
@@ -95,9 +81,14 @@ public final class RemoteSession: Sendable {
     ///   `limitExceeded`), `limitExceeded` when the unit holds the host's limit of leases, or
     ///   `connectionLost`.
     public func acquire(_ type: AudioSessionType) throws(SessionError) -> RemoteLease {
-        let reply = try call(.acquire(type, owner: owner))
-        guard case .granted(let id, let granted) = reply else { throw unexpected(reply) }
-        return RemoteLease(id: id, kind: .session(granted ?? type), session: self)
+        try lease(acquiring: type, try call(.acquire(type, owner: owner)))
+    }
+
+    /// Asks for a session of `type` and suspends until the host applied it.
+    ///
+    /// - Throws: as ``acquire(_:)``.
+    public func acquire(_ type: AudioSessionType) async throws(SessionError) -> RemoteLease {
+        try lease(acquiring: type, try await call(.acquire(type, owner: owner)))
     }
 
     /// Asks for a duck or pause of the main stream, as `SharedSession/duck(_:)` does in-process:
@@ -109,18 +100,31 @@ public final class RemoteSession: Sendable {
         -> RemoteLease
     {
         let request = DuckRequest(owner: owner, style: style, maximumHold: maximumHold)
-        let reply = try call(.duck(request))
-        guard case .granted(let id, _) = reply else { throw unexpected(reply) }
-        return RemoteLease(id: id, kind: .duck(style), session: self)
+        return try lease(ducking: style, try call(.duck(request)))
+    }
+
+    /// Asks for a duck or pause of the main stream and suspends until the host applied it.
+    ///
+    /// - Throws: as ``duck(_:maximumHold:)``.
+    public func duck(_ style: DuckStyle = .duck(level: nil), maximumHold: Duration? = nil) async throws(SessionError)
+        -> RemoteLease
+    {
+        let request = DuckRequest(owner: owner, style: style, maximumHold: maximumHold)
+        return try lease(ducking: style, try await call(.duck(request)))
     }
 
     /// The session's state on the host now.
     ///
     /// - Throws: `SessionError` with code `connectionLost`.
     public func snapshot() throws(SessionError) -> SessionSnapshot {
-        let reply = try call(.snapshot)
-        guard case .snapshot(let snapshot) = reply else { throw unexpected(reply) }
-        return snapshot
+        try snapshot(from: try call(.snapshot))
+    }
+
+    /// The session's state on the host now, without waiting on the caller's thread.
+    ///
+    /// - Throws: `SessionError` with code `connectionLost`.
+    public func snapshot() async throws(SessionError) -> SessionSnapshot {
+        try snapshot(from: try await call(.snapshot))
     }
 
     /// Every event of the host's session, then `disconnected` when the connection ends. Each access is
@@ -133,9 +137,20 @@ public final class RemoteSession: Sendable {
     public var isConnected: Bool { channel.isActive }
 
     /// Leaves cleanly: the host gives back everything the unit holds (a `unitReleased` event naming
-    /// the leave) and closes the connection. Does nothing once disconnected.
+    /// the leave) and closes the connection. Does nothing once disconnected. On a NIO event loop
+    /// thread it sends the leave without waiting, and the host closes the connection after it.
     public func leave() {
+        guard !Self.isOnEventLoop else {
+            post(.leave)
+            return
+        }
         _ = try? call(.leave)
+        channel.close(promise: nil)
+    }
+
+    /// Leaves cleanly, as ``leave()`` does, suspending until the host applied it.
+    public func leave() async {
+        _ = try? await call(.leave)
         channel.close(promise: nil)
     }
 
@@ -148,29 +163,16 @@ public final class RemoteSession: Sendable {
 
     /// Sends `request` and waits for its reply; a refusal is thrown.
     func call(_ request: UnitRequest) throws(SessionError) -> Reply {
-        guard !host.eventLoop.inEventLoop else {
-            throw SessionError(
-                code: .invalidValue, message: "a RemoteSession call on its own event loop would wait forever")
-        }
-        let id = nextID.add(1, ordering: .relaxed).oldValue
-        let promise = host.eventLoop.makePromise(of: Reply.self)
-        let line = RemoteProtocol.encode(UnitMessage.request(id: id, request))
-        let host = host
-        host.eventLoop.execute {
-            host.value.expect(id, promise)
-            host.value.send(line)
-        }
-        let timeout = timeout
-        let timer = host.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-            host.value.timeOut(id, after: timeout)
-        }
-        defer { timer.cancel() }
-        let reply = try Self.wait(promise.futureResult)
-        if case .failed(let error) = reply { throw error }
-        return reply
+        try Self.refuseToWaitOnEventLoop()
+        return try Self.granted(Self.wait(send(request)))
     }
 
-    /// Sends `request` without waiting (a lease's release from its deinit).
+    /// Sends `request` and suspends until its reply; a refusal is thrown.
+    func call(_ request: UnitRequest) async throws(SessionError) -> Reply {
+        try Self.granted(await Self.result(send(request)))
+    }
+
+    /// Sends `request` without waiting (a lease's release from its deinit, or from an event loop).
     func post(_ request: UnitRequest) {
         let id = nextID.add(1, ordering: .relaxed).oldValue
         let line = RemoteProtocol.encode(UnitMessage.request(id: id, request))
@@ -178,14 +180,122 @@ public final class RemoteSession: Sendable {
         host.eventLoop.execute { host.value.send(line) }
     }
 
+    /// Whether the calling thread is a NIO event loop's, where nothing may wait.
+    static var isOnEventLoop: Bool { MultiThreadedEventLoopGroup.currentEventLoop != nil }
+
+    /// Sends `request`; the future is its reply, or `connectionLost` once the connection is gone or
+    /// `timeout` passed without a reply.
+    private func send(_ request: UnitRequest) -> EventLoopFuture<Reply> {
+        let id = nextID.add(1, ordering: .relaxed).oldValue
+        let line = RemoteProtocol.encode(UnitMessage.request(id: id, request))
+        let promise = host.eventLoop.makePromise(of: Reply.self)
+        let host = host
+        let timeout = timeout
+        host.eventLoop.execute {
+            host.value.expect(id, promise, timeout: timeout)
+            host.value.send(line)
+        }
+        return promise.futureResult
+    }
+
+    /// Connects, says hello, and completes with the welcome (or fails with the refusal).
+    private static func open(path: String, owner: String, timeout: Duration) -> EventLoopFuture<Connection> {
+        let listeners = Listeners()
+        let hello = RemoteProtocol.encode(UnitMessage.hello(protocolVersion: RemoteProtocol.version, owner: owner))
+        return ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.nanoseconds(timeout.nanoseconds))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers(
+                        RemoteProtocol.lineFramer(), HostConnection(listeners: listeners))
+                }
+            }
+            .connect(unixDomainSocketPath: path)
+            .flatMapErrorThrowing { error in
+                throw SessionError(
+                    code: .connectionLost, message: "cannot connect to a session server at \(path): \(error)")
+            }
+            .flatMap { channel in
+                channel.eventLoop.flatSubmit {
+                    let welcome = channel.eventLoop.makePromise(of: Welcome.self)
+                    let handler: HostConnection
+                    do {
+                        handler = try channel.pipeline.syncOperations.handler(type: HostConnection.self)
+                    } catch {
+                        channel.close(promise: nil)
+                        return channel.eventLoop.makeFailedFuture(
+                            SessionError(code: .connectionLost, message: "the connection lost its handler: \(error)"))
+                    }
+                    handler.expectWelcome(welcome, timeout: timeout)
+                    handler.send(hello)
+                    let host = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+                    return welcome.futureResult.map { welcome in
+                        Connection(channel: channel, host: host, listeners: listeners, welcome: welcome)
+                    }.always { result in
+                        if case .failure = result { channel.close(promise: nil) }
+                    }
+                }
+            }
+    }
+
+    /// What a new connection is made of, once the host welcomed it.
+    private struct Connection: Sendable {
+        let channel: any Channel
+        let host: NIOLoopBound<HostConnection>
+        let listeners: Listeners
+        let welcome: Welcome
+    }
+
+    static func refuseToWaitOnEventLoop() throws(SessionError) {
+        guard !isOnEventLoop else {
+            throw SessionError(
+                code: .invalidValue,
+                message:
+                    "a RemoteSession call waits for the host, and a NIO event loop thread must never wait: "
+                    + "call its async form there")
+        }
+    }
+
     private static func wait<Value: Sendable>(_ future: EventLoopFuture<Value>) throws(SessionError) -> Value {
         do {
             return try future.wait()
-        } catch let error as SessionError {
-            throw error
         } catch {
-            throw SessionError(code: .connectionLost, message: "the host's connection failed: \(error)")
+            throw sessionError(error)
         }
+    }
+
+    private static func result<Value: Sendable>(_ future: EventLoopFuture<Value>) async throws(SessionError) -> Value {
+        do {
+            return try await future.get()
+        } catch {
+            throw sessionError(error)
+        }
+    }
+
+    private static func sessionError(_ error: any Error) -> SessionError {
+        error as? SessionError
+            ?? SessionError(code: .connectionLost, message: "the host's connection failed: \(error)")
+    }
+
+    /// The reply, or its refusal thrown.
+    private static func granted(_ reply: Reply) throws(SessionError) -> Reply {
+        if case .failed(let error) = reply { throw error }
+        return reply
+    }
+
+    private func lease(acquiring type: AudioSessionType, _ reply: Reply) throws(SessionError) -> RemoteLease {
+        guard case .granted(let id, let granted) = reply else { throw unexpected(reply) }
+        return RemoteLease(id: id, kind: .session(granted ?? type), session: self)
+    }
+
+    private func lease(ducking style: DuckStyle, _ reply: Reply) throws(SessionError) -> RemoteLease {
+        guard case .granted(let id, _) = reply else { throw unexpected(reply) }
+        return RemoteLease(id: id, kind: .duck(style), session: self)
+    }
+
+    private func snapshot(from reply: Reply) throws(SessionError) -> SessionSnapshot {
+        guard case .snapshot(let snapshot) = reply else { throw unexpected(reply) }
+        return snapshot
     }
 
     private func unexpected(_ reply: Reply) -> SessionError {
@@ -215,7 +325,7 @@ final class Listeners: Sendable {
         var continuations: [Int: AsyncStream<RemoteEvent>.Continuation] = [:]
         var ended: SessionError?
         /// The event lines from the welcome until the first stream: that stream starts with them.
-        var backlog: [[UInt8]] = []
+        var backlog: [ByteBuffer] = []
         var backlogLost = 0
         var subscribed = false
     }
@@ -225,7 +335,7 @@ final class Listeners: Sendable {
     func subscribe() -> AsyncStream<RemoteEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: RemoteEvent.self, bufferingPolicy: .bufferingNewest(65_536))
-        let (ended, backlog, lost): (SessionError?, [[UInt8]], Int) = state.withLock { state in
+        let (ended, backlog, lost): (SessionError?, [ByteBuffer], Int) = state.withLock { state in
             guard state.ended == nil || !state.subscribed else { return (state.ended, [], 0) }
             let key = state.next
             state.next += 1
@@ -242,7 +352,9 @@ final class Listeners: Sendable {
             return (state.ended, state.backlog, state.backlogLost)
         }
         for line in backlog {
-            if case .event(let event)? = try? RemoteProtocol.decodeHostLine(line) { continuation.yield(.event(event)) }
+            if case .event(let event)? = try? RemoteProtocol.decodeHostLine(line.readableBytesView) {
+                continuation.yield(.event(event))
+            }
         }
         if lost > 0 { continuation.yield(.eventsLost(lost)) }
         if let ended {
@@ -253,7 +365,7 @@ final class Listeners: Sendable {
     }
 
     /// An `{"event": ...}` line from the host.
-    func take(eventLine line: [UInt8]) {
+    func take(eventLine line: ByteBuffer) {
         let listening = state.withLock { state in
             if !state.subscribed {
                 if state.backlog.count < Self.backlogLimit {
@@ -264,7 +376,9 @@ final class Listeners: Sendable {
             }
             return state.subscribed && !state.continuations.isEmpty
         }
-        guard listening, case .event(let event)? = try? RemoteProtocol.decodeHostLine(line) else { return }
+        guard listening, case .event(let event)? = try? RemoteProtocol.decodeHostLine(line.readableBytesView) else {
+            return
+        }
         yield(.event(event))
     }
 
@@ -286,17 +400,17 @@ final class Listeners: Sendable {
     }
 }
 
-/// The unit's end of the connection, confined to its event loop: frames the host's lines and hands
-/// each to the call waiting for it or to the event listeners.
+/// The unit's end of the connection, confined to its event loop: hands each of the host's lines (framed
+/// by ``RemoteProtocol``'s line framer before it) to the call waiting for it or to the event listeners.
+/// Nothing here waits: calls are completed through their promises, events yielded to their streams.
 final class HostConnection: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private let listeners: Listeners
     private var context: ChannelHandlerContext?
-    private var pending = ByteBuffer()
-    private var waiting: [Int: EventLoopPromise<Reply>] = [:]
-    private var welcome: EventLoopPromise<Welcome>?
+    private var waiting: [Int: (promise: EventLoopPromise<Reply>, timer: Scheduled<Void>)] = [:]
+    private var welcome: (promise: EventLoopPromise<Welcome>, timer: Scheduled<Void>)?
     private var lastError: SessionError?
 
     init(listeners: Listeners) { self.listeners = listeners }
@@ -308,26 +422,34 @@ final class HostConnection: ChannelInboundHandler {
         self.context = nil
     }
 
-    func expectWelcome(_ promise: EventLoopPromise<Welcome>) { welcome = promise }
+    /// Completes `promise` with the host's welcome, or fails it after `timeout`.
+    func expectWelcome(_ promise: EventLoopPromise<Welcome>, timeout: Duration) {
+        guard let context else {
+            promise.fail(SessionError(code: .connectionLost, message: "the host's connection is closed"))
+            return
+        }
+        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+            [self] in
+            welcome?.promise.fail(
+                SessionError(code: .connectionLost, message: "no welcome from the host within \(timeout)"))
+            welcome = nil
+        }
+        welcome = (promise, timer)
+    }
 
-    func expect(_ id: Int, _ promise: EventLoopPromise<Reply>) {
-        guard context?.channel.isActive == true else {
+    /// Completes `promise` with the reply to the request `id`, or fails it after `timeout` or when the
+    /// connection closes.
+    func expect(_ id: Int, _ promise: EventLoopPromise<Reply>, timeout: Duration) {
+        guard let context, context.channel.isActive else {
             promise.fail(lastError ?? SessionError(code: .connectionLost, message: "the host's connection is closed"))
             return
         }
-        waiting[id] = promise
-    }
-
-    /// Fails the call `id` (the welcome when `nil`) if it is still waiting.
-    func timeOut(_ id: Int?, after timeout: Duration) {
-        let error = SessionError(
-            code: .connectionLost, message: "no \(id == nil ? "welcome" : "reply") from the host within \(timeout)")
-        if let id {
-            waiting.removeValue(forKey: id)?.fail(error)
-        } else {
-            welcome?.fail(error)
-            welcome = nil
+        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+            [self] in
+            let call = waiting.removeValue(forKey: id)
+            call?.promise.fail(SessionError(code: .connectionLost, message: "no reply from the host within \(timeout)"))
         }
+        waiting[id] = (promise, timer)
     }
 
     func send(_ line: [UInt8]) {
@@ -337,43 +459,37 @@ final class HostConnection: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var bytes = unwrapInboundIn(data)
-        pending.writeBuffer(&bytes)
-        while let newline = pending.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
-            guard let line = pending.readBytes(length: newline - pending.readerIndex) else { break }
-            pending.moveReaderIndex(forwardBy: 1)
-            handle(line)
-        }
-        pending.discardReadBytes()
-    }
-
     /// How every event line starts (the host writes sorted keys, and an event line has only `event`).
     private static let eventPrefix = Array(#"{"event":"#.utf8)
 
-    private func handle(_ line: [UInt8]) {
-        if line.starts(with: Self.eventPrefix) {
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let line = unwrapInboundIn(data)
+        if line.readableBytesView.starts(with: Self.eventPrefix) {
             listeners.take(eventLine: line)
             return
         }
         let message: HostMessage
         do {
-            message = try RemoteProtocol.decodeHostLine(line)
+            message = try RemoteProtocol.decodeHostLine(line.readableBytesView)
         } catch {
             lastError = error
-            context?.close(promise: nil)
+            context.close(promise: nil)
             return
         }
         switch message {
         case .welcome(let accepted):
-            welcome?.succeed(accepted)
+            welcome?.timer.cancel()
+            welcome?.promise.succeed(accepted)
             welcome = nil
         case .refused(let error):
             lastError = error
-            welcome?.fail(error)
+            welcome?.timer.cancel()
+            welcome?.promise.fail(error)
             welcome = nil
         case .reply(let id, let reply):
-            waiting.removeValue(forKey: id)?.succeed(reply)
+            guard let call = waiting.removeValue(forKey: id) else { return }
+            call.timer.cancel()
+            call.promise.succeed(reply)
         case .event(let event):
             listeners.yield(.event(event))
         case .eventsLost(let count):
@@ -387,15 +503,23 @@ final class HostConnection: ChannelInboundHandler {
         let error =
             lastError.map { SessionError(code: $0.code, message: "the host closed the connection: \($0.message)") }
             ?? SessionError(code: .connectionLost, message: "the connection to the host closed")
-        welcome?.fail(error)
+        welcome?.timer.cancel()
+        welcome?.promise.fail(error)
         welcome = nil
-        for promise in waiting.values { promise.fail(error) }
+        for call in waiting.values {
+            call.timer.cancel()
+            call.promise.fail(error)
+        }
         waiting = [:]
         listeners.end(error)
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is ByteToMessageDecoderError.PayloadTooLargeError {
+            lastError = RemoteProtocol.violation(
+                "a host line of more than \(RemoteProtocol.maximumLineLength) bytes is over the limit")
+        }
         context.close(promise: nil)
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import NIOCore
 import NIOPosix
 public import SharedSession
@@ -19,6 +20,10 @@ import Synchronization
 /// When a connection closes for any reason — the unit left, exited, crashed or was killed, or the
 /// server closed it — everything it held is released at once (the main stream starts its restore
 /// at the next render quantum) and the session emits `unitReleased` naming the reason.
+///
+/// One event loop thread serves every connection's socket; the session calls a unit's requests make
+/// run on a small pool of threads of the server's own, each connection's in the order it sent them, as
+/// a session call may wait for the engine and the loop must not.
 ///
 /// ```swift
 /// let server = try SessionServer(session: session, name: "my-player")
@@ -55,7 +60,11 @@ public final class SessionServer: Sendable {
     public let limits: Limits
 
     private let group: MultiThreadedEventLoopGroup
+    /// Where the units' session calls run (see `ConnectionExecutor`).
+    private let pool: NIOThreadPool
     private let listener: any Channel
+    /// The connections admitted whose releases have not run yet: ``close()`` waits for them.
+    private let admitted = DispatchGroup()
     let registry: Registry
     private let fanOut: EventFanOut
 
@@ -93,7 +102,11 @@ public final class SessionServer: Sendable {
         // the request fails and it stays as it was.
         // (On Linux the nice value is per thread: `who` 0 is the calling thread, the loop's.)
         group.next().execute { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -11) }
-        let context = ServerContext(session: session, access: access, limits: limits, registry: registry)
+        // Two threads: a unit whose call waits for the engine leaves the other for the rest.
+        pool = NIOThreadPool(numberOfThreads: 2)
+        pool.start()
+        let context = ServerContext(
+            session: session, access: access, limits: limits, registry: registry, pool: pool, admitted: admitted)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .childChannelOption(
@@ -102,19 +115,22 @@ public final class SessionServer: Sendable {
             )
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(UnitConnection(context))
+                    try channel.pipeline.syncOperations.addHandlers(
+                        RemoteProtocol.lineFramer(), UnitConnection(context))
                 }
             }
         do {
             listener = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).wait()
         } catch {
             try? group.syncShutdownGracefully()
+            try? pool.syncShutdownGracefully()
             throw SessionError(code: .fileError, message: "cannot serve at \(path): \(error)")
         }
         guard chmod(path, 0o600) == 0 else {
             let code = errno
             try? listener.close().wait()
             try? group.syncShutdownGracefully()
+            try? pool.syncShutdownGracefully()
             throw SessionError(code: .fileError, message: "chmod 0600 \(path) failed: errno \(code)")
         }
         fanOut = EventFanOut(loop: group.next(), registry: registry)
@@ -133,9 +149,13 @@ public final class SessionServer: Sendable {
         guard registry.markClosed() else { return }
         try? listener.close().wait()
         for unit in registry.openUnits() { unit.close(reason: "the host closed the server") }
-        // The connections' closing runs their releases on the loop: wait for it before stopping it.
+        // Each closed connection's releases run on its executor, after its requests in flight, whose
+        // answers go back through the loop: wait for them before stopping either. (A unit whose call
+        // is stuck in the engine is not waited for forever.)
+        _ = admitted.wait(timeout: .now() + .seconds(10))
         session.removeInputObserver(fanOut)
         try? group.syncShutdownGracefully()
+        try? pool.syncShutdownGracefully()
         unlink(path)
     }
 
@@ -206,6 +226,10 @@ struct ServerContext: Sendable {
     let access: RemoteAccessPolicy
     let limits: SessionServer.Limits
     let registry: Registry
+    /// Where the units' session calls run.
+    let pool: NIOThreadPool
+    /// Entered for each connection admitted, left once its releases ran.
+    let admitted: DispatchGroup
 }
 
 /// The server's connections: who is connected under which name, and what the last connection under a

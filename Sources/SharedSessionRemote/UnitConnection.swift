@@ -1,17 +1,26 @@
 import Foundation
 import NIOCore
+import NIOExtras
 import SharedSession
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// One unit's connection on the host, confined to its event loop: frames the lines, checks the
-/// hello, turns each request into the session's own call under the connection's owner name, keeps
-/// the leases it holds, and gives them all back when the connection closes.
-final class UnitConnection: ChannelInboundHandler {
+/// One unit's connection on the host, confined to its event loop: checks the hello, hands each request
+/// (a line ``RemoteProtocol``'s line framer cut) to the connection's `ConnectionExecutor`, where the
+/// session is called under the connection's owner name, writes the answers in the order the requests
+/// came, and has everything the unit held given back when the connection closes.
+///
+/// Reading pauses while the unit does not read what it is sent, or has `maximumInFlight` requests
+/// not yet answered: NIO's back-pressure idiom, the `read` event held back until there is room.
+final class UnitConnection: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
+
+    /// The most requests of one unit queued or running on its executor before reading pauses.
+    static let maximumInFlight = 16
 
     private enum Phase {
         case awaitingHello
@@ -19,22 +28,22 @@ final class UnitConnection: ChannelInboundHandler {
         case closed
     }
 
-    private enum Held {
-        case session(SessionLease)
-        case duck(DuckLease)
-    }
-
     private let server: ServerContext
     private let connection: Int
     private var phase = Phase.awaitingHello
     private var context: ChannelHandlerContext?
     private var credentials: (pid: Int32, uid: UInt32, gid: UInt32)?
-    private var pending = ByteBuffer()
-    private var held: [LeaseID: Held] = [:]
+    /// The unit's session calls, from its accepted hello until the connection closed.
+    private var executor: ConnectionExecutor?
+    /// Requests handed to the executor and not yet answered.
+    private var inFlight = 0
+    /// A `read` held back until there is room (`mayRead`).
+    private var readHeld = false
     private var violations = 0
     private var lostEvents = 0
     private var stallTimer: Scheduled<Void>?
-    /// Why the connection is closing, once something decided it: the reason `unitReleased` names.
+    /// Why the connection is closing, once something decided it: the reason `unitReleased` names. From
+    /// then on the unit's lines are not taken.
     private var closeReason: String?
 
     init(_ server: ServerContext) {
@@ -67,25 +76,47 @@ final class UnitConnection: ChannelInboundHandler {
         context.fireChannelActive()
     }
 
+    /// One line, without its newline.
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var bytes = unwrapInboundIn(data)
-        pending.writeBuffer(&bytes)
-        while case .awaitingHello = phase, takeLine() {}
-        while case .open = phase, takeLine() {}
-        if closeReason == nil, pending.readableBytes > RemoteProtocol.maximumLineLength { oversized() }
-        if pending.readableBytes == 0 { pending.clear() } else { pending.discardReadBytes() }
+        guard closeReason == nil else { return }
+        let line = unwrapInboundIn(data)
+        guard line.readableBytes <= RemoteProtocol.maximumLineLength else {
+            oversized()
+            return
+        }
+        handle(line: Array(line.readableBytesView))
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        releaseEverything(reason: closeReason ?? "its connection closed")
+        stallTimer?.cancel()
+        stallTimer = nil
+        phase = .closed
+        if let executor {
+            // After the requests before it: a request in flight when the unit died is given back too.
+            let reason = closeReason ?? "its connection closed"
+            let admitted = server.admitted
+            executor.submit { book in
+                book.releaseEverything(reason: reason)
+                admitted.leave()
+            }
+            self.executor = nil
+        }
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // A unit that exits with requests unread by the host resets the connection: it closed all the same.
-        if let error = error as? IOError, error.errnoCode == ECONNRESET || error.errnoCode == EPIPE {
+        // Once the connection is closing, what else goes wrong on it changes nothing.
+        guard closeReason == nil else { return }
+        switch error {
+        case is ByteToMessageDecoderError.PayloadTooLargeError:
+            oversized()
+        case is NIOExtrasErrors.LeftOverBytesError:
+            // The unit closed with a line unfinished: it went all the same.
             close(reason: "its connection closed")
-        } else {
+        case let error as IOError where error.errnoCode == ECONNRESET || error.errnoCode == EPIPE:
+            // A unit that exits with requests unread by the host resets the connection: it closed all the same.
+            close(reason: "its connection closed")
+        default:
             close(reason: "its connection failed: \(error)")
         }
     }
@@ -98,10 +129,9 @@ final class UnitConnection: ChannelInboundHandler {
                 write(.eventsLost(lostEvents))
                 lostEvents = 0
             }
-            // Reading stopped while the unit did not read its replies: resume.
-            context.channel.setOption(.autoRead, value: true).whenComplete { _ in }
+            // Reading paused while the unit did not read its replies: resume.
+            resumeReading()
         } else {
-            context.channel.setOption(.autoRead, value: false).whenComplete { _ in }
             let limit = server.limits.stalledReadLimit
             stallTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(limit.nanoseconds)) {
                 [self] in
@@ -109,6 +139,26 @@ final class UnitConnection: ChannelInboundHandler {
             }
         }
         context.fireChannelWritabilityChanged()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if mayRead {
+            context.read()
+        } else {
+            readHeld = true
+        }
+    }
+
+    /// Whether the unit's next lines may be read: it reads what it is sent, and its executor is not
+    /// behind.
+    private var mayRead: Bool {
+        inFlight < Self.maximumInFlight && context?.channel.isWritable != false
+    }
+
+    private func resumeReading() {
+        guard readHeld, mayRead, let context else { return }
+        readHeld = false
+        context.read()
     }
 
     // MARK: From other threads (through UnitHandle)
@@ -122,29 +172,13 @@ final class UnitConnection: ChannelInboundHandler {
         }
     }
 
+    /// Closes the connection now; the first reason given is the one `unitReleased` names.
     func close(reason: String) {
-        guard let context, closeReason == nil else { return }
-        closeReason = reason
-        context.close(promise: nil)
+        if closeReason == nil { closeReason = reason }
+        context?.close(promise: nil)
     }
 
     // MARK: Lines
-
-    /// Takes one complete line from `pending` and handles it; `false` when none is complete.
-    private func takeLine() -> Bool {
-        guard closeReason == nil,
-            let newline = pending.readableBytesView.firstIndex(of: UInt8(ascii: "\n"))
-        else { return false }
-        let length = newline - pending.readerIndex
-        guard length <= RemoteProtocol.maximumLineLength else {
-            oversized()
-            return false
-        }
-        guard let line = pending.readBytes(length: length) else { return false }
-        pending.moveReaderIndex(forwardBy: 1)
-        handle(line: line)
-        return true
-    }
 
     /// A line over the limit: what follows it cannot be trusted to be framed as the unit meant.
     private func oversized() {
@@ -158,24 +192,30 @@ final class UnitConnection: ChannelInboundHandler {
     private func handle(line: [UInt8]) {
         let message: UnitMessage
         do {
-            message = try RemoteProtocol.decodeUnitLine(line)
+            message = try RemoteProtocol.readUnitLine(line)
         } catch {
-            violations += 1
-            let closing = violations >= server.limits.violationsPerUnit || isAwaitingHello
-            fail(error, reply: Self.requestID(in: line), closing: closing)
+            switch error {
+            case .hostOnly where isAwaitingHello:
+                requestBeforeHello()
+            case .hostOnly(let refusal):
+                // Well-formed, so not counted among the unit's broken lines.
+                fail(refusal, reply: Self.requestID(in: line), closing: false)
+            case .unreadable(let refusal):
+                violations += 1
+                let closing = violations >= server.limits.violationsPerUnit || isAwaitingHello
+                fail(refusal, reply: Self.requestID(in: line), closing: closing)
+            }
             return
         }
         switch (phase, message) {
         case (.awaitingHello, .hello(let version, let owner)):
             hello(version: version, owner: owner)
         case (.awaitingHello, .request):
-            fail(
-                RemoteProtocol.violation("a request before the hello: send {\"hello\": ...} first"), reply: nil,
-                closing: true)
+            requestBeforeHello()
         case (.open, .hello):
             fail(RemoteProtocol.violation("a second hello on one connection"), reply: nil, closing: true)
-        case (.open(let owner), .request(let id, let request)):
-            perform(request, id: id, owner: owner)
+        case (.open, .request(let id, let request)):
+            submit { book in book.perform(request, id: id) }
         case (.closed, _):
             break
         }
@@ -183,6 +223,12 @@ final class UnitConnection: ChannelInboundHandler {
 
     private var isAwaitingHello: Bool {
         if case .awaitingHello = phase { true } else { false }
+    }
+
+    private func requestBeforeHello() {
+        fail(
+            RemoteProtocol.violation("a request before the hello: send {\"hello\": ...} first"), reply: nil,
+            closing: true)
     }
 
     private func hello(version: Int, owner requested: String) {
@@ -225,6 +271,9 @@ final class UnitConnection: ChannelInboundHandler {
             refuse(error)
         case .success(let previous):
             phase = .open(owner: owner)
+            server.admitted.enter()
+            executor = ConnectionExecutor(
+                pool: server.pool, book: UnitBook(server: server, connection: connection, owner: owner))
             write(
                 .welcome(
                     Welcome(
@@ -239,17 +288,15 @@ final class UnitConnection: ChannelInboundHandler {
         close(reason: "refused: \(error.message)")
     }
 
-    /// Answers a line it could not take; `closing` closes the connection after the answer.
+    /// Answers a line it could not take, after the answers to the lines before it; `closing` stops
+    /// taking the unit's lines now and closes the connection after the answer.
     private func fail(_ error: SessionError, reply id: Int?, closing: Bool) {
-        if let id, !closing {
-            write(.reply(id: id, .failed(error)))
+        if closing, closeReason == nil { closeReason = "it broke the protocol: \(error.message)" }
+        let outcome = UnitBook.Outcome.fail(error, reply: id, closing: closing)
+        if inFlight == 0 {
+            answer(outcome)
         } else {
-            write(.error(error, closing: closing))
-        }
-        if closing {
-            close(reason: "it broke the protocol: \(error.message)")
-            pending.clear()
-            if case .open = phase {} else { phase = .closed }
+            submit { _ in outcome }
         }
     }
 
@@ -260,135 +307,41 @@ final class UnitConnection: ChannelInboundHandler {
         return try? JSONDecoder().decode(Id.self, from: Data(line)).id
     }
 
-    // MARK: Requests
+    // MARK: Answers
 
-    private func perform(_ request: UnitRequest, id: Int, owner: String) {
-        switch request {
-        case .snapshot:
-            write(.reply(id: id, .snapshot(server.session.snapshot)))
-        case .leave:
-            releaseEverything(reason: "it left")
+    /// Runs `work` on the executor, after everything handed to it before, and acts on its outcome back
+    /// on the event loop: answers are written in the order the requests came.
+    private func submit(_ work: @escaping @Sendable (inout UnitBook) -> UnitBook.Outcome) {
+        guard let executor, let context else { return }
+        inFlight += 1
+        let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
+        executor.submit { book in
+            let outcome = work(&book)
+            connection.eventLoop.execute {
+                connection.value.inFlight -= 1
+                connection.value.answer(outcome)
+                connection.value.resumeReading()
+            }
+        }
+    }
+
+    private func answer(_ outcome: UnitBook.Outcome) {
+        switch outcome {
+        case .reply(let id, let reply):
+            write(.reply(id: id, reply))
+        case .left(let id):
             write(.reply(id: id, .done))
             close(reason: "it left")
-        case .acquire, .duck, .input:
-            do throws(SessionError) {
-                write(.reply(id: id, try apply(request, owner: owner)))
-            } catch {
-                if error.code == .accessRefused {
-                    // Acting under another name: nothing the connection says can be trusted.
-                    fail(error, reply: nil, closing: true)
-                } else {
-                    write(.reply(id: id, .failed(error)))
-                }
+        case .fail(let error, let id, let closing):
+            if let id, !closing {
+                write(.reply(id: id, .failed(error)))
+            } else {
+                write(.error(error, closing: closing))
             }
+            if closing { close(reason: "it broke the protocol: \(error.message)") }
+        case .nothing:
+            break
         }
-    }
-
-    private func apply(_ request: UnitRequest, owner: String) throws(SessionError) -> Reply {
-        let session = server.session
-        let input: SessionInput
-        switch request {
-        case .acquire(let type, let asked):
-            try check(asked, owner: owner)
-            try checkRoom()
-            let lease = try session.acquire(type, owner: owner)
-            held[lease.id] = .session(lease)
-            return .granted(lease.id, type: lease.type)
-        case .duck(let request):
-            try check(request.owner, owner: owner)
-            try checkRoom()
-            let lease = try session.duck(request)
-            // `duck(_:)` throws when it refuses: the lease it returns has its id.
-            guard let id = lease.id else { preconditionFailure("\(lease) refused, yet not thrown") }
-            held[id] = .duck(lease)
-            return .granted(id, type: nil)
-        case .input(let sent): input = sent
-        case .snapshot, .leave: preconditionFailure("perform answers \(request) itself")
-        }
-        switch input {
-        case .releaseLease(let id, _):
-            if case .session(let lease) = held[id] {
-                held[id] = nil
-                lease.release()
-                return .done
-            }
-            return try releaseNotHeld(id, what: "releaseLease", owner: owner)
-        case .releaseDuck(let id, _):
-            if case .duck(let lease) = held[id] {
-                held[id] = nil
-                lease.release()
-                return .done
-            }
-            return try releaseNotHeld(id, what: "releaseDuck", owner: owner)
-        case .ignoredRelease(let asked, let what, _):
-            try check(asked, owner: owner)
-            session.ignoredRelease(owner: owner, what: what, cause: .unit(owner: owner))
-            return .done
-        default:
-            throw RemoteProtocol.violation(
-                "a unit may not send the input \(Self.kind(of: input)): only acquire, releaseLease, duck, "
-                    + "releaseDuck and ignoredRelease; the rest is the host's")
-        }
-    }
-
-    private func check(_ asked: String, owner: String) throws(SessionError) {
-        guard asked == owner else {
-            throw SessionError(
-                code: .accessRefused,
-                message:
-                    "the connection of \"\(owner)\" asked to act as \"\(asked.prefix(80))\": a unit acts under the "
-                    + "name the host gave it; the connection is closed")
-        }
-    }
-
-    private func checkRoom() throws(SessionError) {
-        let limit = server.limits.leasesPerUnit
-        guard held.count < limit else {
-            throw SessionError(
-                code: .limitExceeded,
-                message: "the unit holds \(limit) leases, the host's limit for a connection: release some first")
-        }
-    }
-
-    /// A release of a lease this connection does not hold: someone else's is refused; one that is
-    /// gone (released twice, expired, or from an earlier connection) is an ignored release.
-    private func releaseNotHeld(_ id: LeaseID, what: String, owner: String) throws(SessionError) -> Reply {
-        let snapshot = server.session.snapshot
-        if snapshot.leases.contains(where: { $0.id == id }) || snapshot.ducks.contains(where: { $0.id == id }) {
-            throw RemoteProtocol.violation(
-                "\(what)(\(id)): lease \(id) is not this unit's; a unit releases only leases it was granted")
-        }
-        server.session.ignoredRelease(
-            owner: owner, what: "\(what)(\(id)) of a lease it does not hold (released already)",
-            cause: .unit(owner: owner))
-        return .done
-    }
-
-    /// Releases everything the connection holds, once, and tells the session which unit went and why.
-    @discardableResult
-    private func releaseEverything(reason: String) -> String {
-        guard case .open(let owner) = phase else {
-            phase = .closed
-            return ""
-        }
-        phase = .closed
-        let leases = held.values
-        held = [:]
-        var sessions = 0
-        var ducks = 0
-        // Ducks first: the main stream starts its restore before any configuration change.
-        for case .duck(let lease) in leases {
-            lease.release()
-            ducks += 1
-        }
-        for case .session(let lease) in leases {
-            lease.release()
-            sessions += 1
-        }
-        server.session.unitReleased(owner: owner, reason: reason, sessions: sessions, ducks: ducks)
-        let summary = "\(sessions) session(s) and \(ducks) duck(s) given back: \(reason)"
-        server.registry.remove(connection: connection, owner: owner, summary: summary)
-        return summary
     }
 
     private func write(_ message: HostMessage) {
@@ -397,11 +350,6 @@ final class UnitConnection: ChannelInboundHandler {
         var buffer = context.channel.allocator.buffer(capacity: line.count)
         buffer.writeBytes(line)
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-    }
-
-    private static func kind(of input: SessionInput) -> String {
-        let text = "\(input)"
-        return String(text.prefix { $0 != "(" })
     }
 }
 

@@ -54,6 +54,24 @@ final class AdoptionRig {
         return child
     }
 
+    /// Starts GStreamer playing the main tone, adopts its node as the session's main stream (by its
+    /// process id), and waits until the node is adopted and its tone is heard at full level: the setup
+    /// the adoption tests share. Returns the stream (close it to give the node back), the node's id and
+    /// the player.
+    func adoptGStreamerMain() async throws -> (main: StreamHandle, node: UInt32, player: Daemon.Child) {
+        let gst = try startGStreamer()
+        let main = try adoption.adoptMain(AdoptionRule(.processID(gst.pid, includingChildren: false)))
+        do {
+            let adopted = try await wait("main adopted") { if case .adopted = $0 { true } else { false } }
+            guard case .adopted(_, let node, _, _) = adopted else { throw CancellationError() }
+            try await recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+            return (main, node, gst)
+        } catch {
+            main.close()
+            throw error
+        }
+    }
+
     /// Starts `pw-play` playing `file`.
     func startPwPlay(_ file: String) throws -> Daemon.Child {
         let child = try Daemon.launch("pw-play", [file])

@@ -21,11 +21,8 @@ extension DaemonTests {
         func gstreamerMainUnderPwPlay() async throws {
             let rig = try AdoptionRig()
             defer { rig.stop() }
-            let gst = try rig.startGStreamer()
-            let main = try rig.adoption.adoptMain(AdoptionRule(.processID(gst.pid, includingChildren: false)))
+            let (main, _, _) = try await rig.adoptGStreamerMain()
             defer { main.close() }
-            try await rig.wait("main adopted") { if case .adopted = $0 { true } else { false } }
-            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.record(for: .milliseconds(300))
             let before = try rig.rig.mainLevel()
 
@@ -78,12 +75,8 @@ extension DaemonTests {
         func stepSchedule() async throws {
             let rig = try AdoptionRig()
             defer { rig.stop() }
-            let gst = try rig.startGStreamer()
-            let main = try rig.adoption.adoptMain(AdoptionRule(.processID(gst.pid, includingChildren: false)))
+            let (main, node, gst) = try await rig.adoptGStreamerMain()
             defer { main.close() }
-            let adopted = try await rig.wait("main adopted") { if case .adopted = $0 { true } else { false } }
-            guard case .adopted(_, let node, _, _) = adopted else { return }
-            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.record(for: .milliseconds(300))
 
             let duckStart = rig.recorder.mark()
@@ -139,12 +132,8 @@ extension DaemonTests {
         func userVolumeSurvivesRestore() async throws {
             let rig = try AdoptionRig()
             defer { rig.stop() }
-            let gst = try rig.startGStreamer()
-            let main = try rig.adoption.adoptMain(AdoptionRule(.processID(gst.pid, includingChildren: false)))
+            let (main, node, _) = try await rig.adoptGStreamerMain()
             defer { main.close() }
-            let adopted = try await rig.wait("main adopted") { if case .adopted = $0 { true } else { false } }
-            guard case .adopted(_, let node, _, _) = adopted else { return }
-            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             let duck = rig.session.duck(owner: "feed")
             try await rig.recorder.record(for: .milliseconds(400))
             // wpctl's 0.5 is cubic: the node's channel volumes become 0.125 (-18.06 dB).
@@ -171,11 +160,8 @@ extension DaemonTests {
         func pauseForeignMain() async throws {
             let rig = try AdoptionRig()
             defer { rig.stop() }
-            let gst = try rig.startGStreamer()
-            let main = try rig.adoption.adoptMain(AdoptionRule(.processID(gst.pid, includingChildren: false)))
+            let (main, _, _) = try await rig.adoptGStreamerMain()
             defer { main.close() }
-            try await rig.wait("main adopted") { if case .adopted = $0 { true } else { false } }
-            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             rig.session.pause()
             try await rig.wait("pause requested") { $0 == .pauseRequested(stream: main.id, true) }
             try await rig.recorder.record(for: .milliseconds(400))

@@ -78,6 +78,40 @@ extension RemoteTests {
             #expect(snapshot.hasPrefix(#"host {"reply":7,"snapshot":"#))
         }
 
+        @Test("inputs only the host sends are refused each time and, being well-formed, never close the connection")
+        func hostOnlyNotCounted() throws {
+            let scene = try Scene("host-only")
+            for id in 1...(SessionServer.Limits().violationsPerUnit + 4) {
+                let answer = try scene.raw.answer(#"raw {"id":\#(id),"input":{"kind":"play"}}"#)
+                #expect(answer.contains(#""reply":\#(id)}"#) && answer.contains("may not send the input play"))
+            }
+            let snapshot = try scene.raw.answer(#"raw {"id":99,"snapshot":{}}"#)
+            #expect(snapshot.hasPrefix(#"host {"reply":99,"snapshot":"#))
+            scene.othersUntouched("host-only inputs")
+        }
+
+        @Test("the answers come in the order of the lines, a refused line's among the session calls'")
+        func answersInOrder() throws {
+            let scene = try Scene("order")
+            let raw = scene.raw
+            // Written one right after the other: the duck and the snapshot go through the session, the
+            // lines between them are refused without it; each answer still comes in its line's place.
+            raw.send(
+                [
+                    #"raw {"id":1,"input":{"kind":"duck","request":{"owner":"bad"},"lease":0}}"#,
+                    #"raw {"id":2,"input":{"kind":"explode"}}"#,
+                    #"raw {"id":3,"input":{"kind":"play"}}"#,
+                    #"raw {"id":4,"snapshot":{}}"#,
+                ].joined(separator: "\n"))
+            var ids: [Int] = []
+            for _ in 1...4 {
+                let line = try raw.nextAnswer()
+                let id = line.firstRange(of: #""reply":"#).map { line[$0.upperBound...].prefix { $0.isNumber } }
+                ids.append(id.flatMap { Int($0) } ?? -1)
+            }
+            #expect(ids == [1, 2, 3, 4])
+        }
+
         @Test("acting under another owner's name closes the connection and gives back what it held")
         func impersonation() throws {
             let scene = try Scene("impersonation")

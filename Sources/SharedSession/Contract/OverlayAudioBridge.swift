@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The ready host-side ``OverlayAudioDelegate``: turns an SDK's calls into leases on a
 /// ``SharedSession``.
@@ -19,24 +18,16 @@ public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
     /// The name the bridge's leases carry in snapshots and events.
     public let owner: String
 
-    private struct Held {
-        var sessions: [AudioSessionType: [SessionLease]] = [:]
-        var ducks: [DuckLease] = []
-    }
-
-    private let held = Locked(Held())
+    private let stacks: OverlayLeaseStacks<SessionLeaseSource>
 
     /// Creates a bridge that leases from `session` as `owner` (an SDK's or unit's name).
     public init(session: SharedSession, owner: String) {
         self.session = session
         self.owner = owner
+        stacks = OverlayLeaseStacks(SessionLeaseSource(session: session, owner: owner))
     }
 
-    public func requestAudioDucking() {
-        let lease = session.duck(owner: owner)
-        guard lease.isHeld else { return }
-        held.withLock { $0.ducks.append(lease) }
-    }
+    public func requestAudioDucking() { stacks.requestAudioDucking() }
 
     /// Lowers the main video only while `source` is active (the far end's voice stream, or the
     /// microphone): in the pauses between sentences it comes back (``VoiceActivityPolicy``). Undone,
@@ -45,47 +36,23 @@ public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
     /// - Throws: ``SessionError`` with code `unknownStream` if the stream is not open, or
     ///   `limitExceeded` if the unit's limits refuse it.
     public func requestVoiceActivityDucking(following source: ActivitySource) throws(SessionError) {
-        let lease = try session.duck(DuckRequest(owner: owner, style: .followActivity(source, level: nil)))
-        held.withLock { $0.ducks.append(lease) }
+        try stacks.requestVoiceActivityDucking(following: source)
     }
 
-    public func disableAudioDucking() {
-        // Release outside the bridge's lock: the session delivers events to delegates that may call
-        // back into this bridge.
-        if let lease = held.withLock({ $0.ducks.popLast() }) {
-            lease.release()
-        } else {
-            session.ignoredRelease(
-                owner: owner, what: "disableAudioDucking() without a duck", cause: .unit(owner: owner))
-        }
-    }
+    public func disableAudioDucking() { stacks.disableAudioDucking() }
 
     public func prepareAudioSession(for type: AudioSessionType) throws {
-        let lease = try session.acquire(type, owner: owner)
-        held.withLock { $0.sessions[type, default: []].append(lease) }
+        try stacks.prepareAudioSession(for: type)
     }
 
-    public func disableAudioSession(for type: AudioSessionType) {
-        if let lease = held.withLock({ $0.sessions[type]?.popLast() }) {
-            lease.release()
-        } else {
-            session.ignoredRelease(
-                owner: owner, what: "disableAudioSession(for: .\(type)) without a prepared \(type) session",
-                cause: .unit(owner: owner))
-        }
-    }
+    public func disableAudioSession(for type: AudioSessionType) { stacks.disableAudioSession(for: type) }
 
     /// Gives back everything the unit holds (its sessions and ducks), with a `unitReleased` event
     /// naming `reason`: the host tore the unit down, or its SDK object went away. The bridge stays
     /// usable: a later call from the unit leases anew.
     public func tearDown(reason: String = "torn down by the host") {
-        let (sessions, ducks) = held.withLock { held in
-            defer { held = Held() }
-            return (held.sessions.values.flatMap { $0 }, held.ducks)
-        }
-        for duck in ducks.reversed() { duck.release() }
-        for lease in sessions.reversed() { lease.release() }
-        session.unitReleased(owner: owner, reason: reason, sessions: sessions.count, ducks: ducks.count)
+        let (sessions, ducks) = stacks.releaseAll()
+        session.unitReleased(owner: owner, reason: reason, sessions: sessions, ducks: ducks)
     }
 
     /// Watches the SDK object this bridge serves, which the SDK or the host may let go of without
@@ -109,8 +76,33 @@ public final class OverlayAudioBridge: OverlayAudioDelegate, Sendable {
     }
 
     /// How many sessions of each type and ducks the bridge holds.
-    public var heldCounts: (generic: Int, voice: Int, ducks: Int) {
-        held.withLock { ($0.sessions[.generic]?.count ?? 0, $0.sessions[.voice]?.count ?? 0, $0.ducks.count) }
+    public var heldCounts: (generic: Int, voice: Int, ducks: Int) { stacks.heldCounts }
+}
+
+/// The in-process session under a bridge's owner name, as the lease stacks lease from it.
+struct SessionLeaseSource: OverlayLeaseSource {
+    let session: SharedSession
+    let owner: String
+
+    func acquire(_ type: AudioSessionType) throws(SessionError) -> SessionLease {
+        try session.acquire(type, owner: owner)
+    }
+
+    func duck() -> DuckLease? {
+        let lease = session.duck(owner: owner)
+        return lease.isHeld ? lease : nil
+    }
+
+    func duck(following source: ActivitySource) throws(SessionError) -> DuckLease {
+        try session.duck(DuckRequest(owner: owner, style: .followActivity(source, level: nil)))
+    }
+
+    func release(session lease: SessionLease) { lease.release() }
+
+    func release(duck lease: DuckLease) { lease.release() }
+
+    func ignoredRelease(_ what: String) {
+        session.ignoredRelease(owner: owner, what: what, cause: .unit(owner: owner))
     }
 }
 
