@@ -193,7 +193,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SharedSessionMediaTests",
-            dependencies: ["SharedSession", "SharedSessionMedia", "SharedSessionTesting", "CRealtimeProbe"],
+            dependencies: [
+                "SharedSession", "SharedSessionMedia", "SharedSessionTesting", "SharedSessionTestSupport",
+                "CRealtimeProbe",
+            ],
             swiftSettings: strict
         ),
     ]

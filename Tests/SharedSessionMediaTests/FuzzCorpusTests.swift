@@ -1,6 +1,7 @@
 import Foundation
 import SharedSession
 import SharedSessionMedia
+import SharedSessionTestSupport
 import Testing
 
 /// The fuzzer's media files (Fuzz/Seeds/media, a small file of each container, and the minimized
@@ -9,14 +10,9 @@ import Testing
 /// error. An input that once crashed, hung or leaked is kept in the corpus, so this is its regression test.
 @Suite("Media files of the fuzz corpus")
 struct MediaFuzzCorpusTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = RepositoryFiles.root
 
-    static func inputs(_ folder: String) throws -> [URL] {
-        let url = root.appending(path: folder)
-        return try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
-            .sorted { $0.lastPathComponent < $1.lastPathComponent }
-    }
+    static func inputs(_ folder: String) throws -> [URL] { try RepositoryFiles.files(in: folder) }
 
     /// Plays `path` as the fuzz target does; returns the peak of what it rendered.
     static func play(_ path: String) throws(SessionError) -> Float {

@@ -1,6 +1,7 @@
 import Foundation
 import SharedSession
 import SharedSessionMedia
+import SharedSessionTestSupport
 import Testing
 
 /// A failure a helper reports with what went wrong.
@@ -53,29 +54,9 @@ enum MediaFiles {
     ]
 
     private static func run(_ arguments: [String]) throws {
-        guard let ffmpeg = locate("ffmpeg") else {
-            throw TestProblem(
-                description: "the ffmpeg command is not installed: run Scripts/install media (Debian's ffmpeg package)")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ffmpeg)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestProblem(
-                description: "ffmpeg \(arguments.joined(separator: " ")) failed: "
-                    + String(decoding: message, as: UTF8.self))
-        }
-    }
-
-    private static func locate(_ command: String) -> String? {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.map { "\($0)/\(command)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        try Tool.run(
+            "ffmpeg", arguments,
+            missing: "the ffmpeg command is not installed: run Scripts/install media (Debian's ffmpeg package)")
     }
 }
 

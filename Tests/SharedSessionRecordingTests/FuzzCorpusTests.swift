@@ -1,6 +1,7 @@
 import Foundation
 import SharedSession
 import SharedSessionRecording
+import SharedSessionTestSupport
 import Testing
 
 /// The fuzzer's recordings (Fuzz/Seeds/recording and the minimized Fuzz/Corpus/recording, see
@@ -9,14 +10,9 @@ import Testing
 /// regression test.
 @Suite("Recording reader on the fuzz corpus")
 struct RecordingFuzzCorpusTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let root = RepositoryFiles.root
 
-    static func inputs(_ folder: String) throws -> [URL] {
-        let url = root.appending(path: folder)
-        return try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
-            .sorted { $0.lastPathComponent < $1.lastPathComponent }
-    }
+    static func inputs(_ folder: String) throws -> [URL] { try RepositoryFiles.files(in: folder) }
 
     @Test("every seed and corpus input is read or refused with invalidRecording, naming the line")
     func corpusIsReadOrRefused() throws {

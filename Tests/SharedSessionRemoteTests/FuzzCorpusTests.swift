@@ -1,6 +1,7 @@
 import Foundation
 import SharedSession
 import SharedSessionRemote
+import SharedSessionTestSupport
 import Testing
 
 extension RemoteTests {
@@ -9,14 +10,9 @@ extension RemoteTests {
     /// input that once crashed, hung or leaked is kept in the corpus, so this is its regression test.
     @Suite("Unit line decoder on the fuzz corpus")
     struct FuzzCorpusTests {
-        static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        static let root = RepositoryFiles.root
 
-        static func inputs(_ folder: String) throws -> [URL] {
-            let url = root.appending(path: folder)
-            return try FileManager.default.contentsOfDirectory(at: url, includingPropertiesForKeys: nil)
-                .sorted { $0.lastPathComponent < $1.lastPathComponent }
-        }
+        static func inputs(_ folder: String) throws -> [URL] { try RepositoryFiles.files(in: folder) }
 
         @Test("every seed and corpus line decodes to a message that encodes back to itself, or is a protocolViolation")
         func corpusIsDecodedOrRefused() throws {

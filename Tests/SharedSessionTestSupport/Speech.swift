@@ -58,29 +58,9 @@ package enum Speech {
     }
 
     private static func run(_ command: String, _ arguments: [String]) throws {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        guard
-            let path = paths.map({ "\($0)/\(command)" }).first(where: {
-                FileManager.default.isExecutableFile(atPath: $0)
-            })
-        else {
-            throw SpeechError(
-                description: "the \(command) command is not installed: run Scripts/install media (Debian's espeak-ng "
-                    + "and ffmpeg packages)")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw SpeechError(
-                description: "\(command) \(arguments.joined(separator: " ")) failed: "
-                    + String(decoding: message, as: UTF8.self))
-        }
+        try Tool.run(
+            command, arguments,
+            missing: "the \(command) command is not installed: run Scripts/install media (Debian's espeak-ng "
+                + "and ffmpeg packages)")
     }
 }
