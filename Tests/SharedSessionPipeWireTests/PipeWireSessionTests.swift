@@ -29,16 +29,9 @@ extension DaemonTests {
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await rig.recorder.waitForTone(overlayTone, atLeast: overlayLevel - 1)
             try await rig.recorder.record(for: .milliseconds(200))
-            let duckMark = rig.recorder.mark()
-            let duck = rig.session.duck(owner: "overlay unit")
-            try await rig.recorder.record(for: .milliseconds(600))
-            let releaseMark = rig.recorder.mark()
-            duck.release()
-            try await rig.recorder.record(for: .milliseconds(900))
-            let samples = rig.recorder.samples
-            let before = try rig.mainLevel(before: duckMark)
-            let ducked = try rig.mainLevel(before: releaseMark)
-            let restored = try rig.mainLevel()
+            let round = try await rig.duckAndRelease(owner: "overlay unit")
+            let (samples, duckMark, releaseMark) = (round.samples, round.duckMark, round.releaseMark)
+            let (before, ducked, restored) = (round.before, round.ducked, round.restored)
             let reached = try #require(
                 try meter.firstWindowEnd(
                     samples, frequency: mainTone, atOrBelow: before - 19, frames: duckMark..<releaseMark))

@@ -36,6 +36,32 @@ final class SessionRig {
         return nil
     }
 
+    /// What ``duckAndRelease(owner:)`` heard: the recording, where the duck and its release were asked
+    /// for, and the main tone's level before the duck, under it and after the restore.
+    struct DuckRound {
+        let samples: [Float]
+        let duckMark: Int
+        let releaseMark: Int
+        let before: Double
+        let ducked: Double
+        let restored: Double
+    }
+
+    /// Ducks the main for `owner` for 600 ms, releases it and records 900 ms more: the round the duck
+    /// tests of both layouts measure.
+    func duckAndRelease(owner: String) async throws -> DuckRound {
+        let duckMark = recorder.mark()
+        let duck = session.duck(owner: owner)
+        try await recorder.record(for: .milliseconds(600))
+        let releaseMark = recorder.mark()
+        duck.release()
+        try await recorder.record(for: .milliseconds(900))
+        return DuckRound(
+            samples: recorder.samples, duckMark: duckMark, releaseMark: releaseMark,
+            before: try mainLevel(before: duckMark), ducked: try mainLevel(before: releaseMark),
+            restored: try mainLevel())
+    }
+
     /// The main tone's level over the 100 ms before `frame` (default: now).
     func mainLevel(before frame: Int? = nil) throws -> Double {
         try level(of: mainTone, before: frame ?? recorder.mark())
