@@ -92,6 +92,10 @@ struct WireInput: Codable {
         }
     }
 
+    /// The `"lease"` field of an acquire or a duck: version 1 of the protocol has it (a unit sends 0; the
+    /// host gives the id and ignores it), so it is written as every version 1 unit writes it.
+    private static let versionOneLeaseField: UInt64 = 0
+
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         switch request {
@@ -99,7 +103,7 @@ struct WireInput: Codable {
             try container.encode("acquire", forKey: .kind)
             try container.encode(type, forKey: .type)
             try container.encode(owner, forKey: .owner)
-            try container.encode(LeaseID(rawValue: 0), forKey: .lease)
+            try container.encode(Self.versionOneLeaseField, forKey: .lease)
         case .releaseLease(let id, let dropped):
             try container.encode("releaseLease", forKey: .kind)
             try container.encode(id, forKey: .lease)
@@ -107,7 +111,7 @@ struct WireInput: Codable {
         case .duck(let duck):
             try container.encode("duck", forKey: .kind)
             try container.encode(duck, forKey: .request)
-            try container.encode(LeaseID(rawValue: 0), forKey: .lease)
+            try container.encode(Self.versionOneLeaseField, forKey: .lease)
         case .releaseDuck(let id, let dropped):
             try container.encode("releaseDuck", forKey: .kind)
             try container.encode(id, forKey: .lease)
