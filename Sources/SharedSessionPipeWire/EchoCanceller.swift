@@ -12,6 +12,8 @@ import SharedSession
 /// the echo of the reference. The engine's voice capture then records that source instead of the
 /// default one. The module talks to the daemon over a connection of its own; when the daemon goes away
 /// the module destroys itself, and the engine loads it again when it reconnects.
+/// Its two waits (the retry after the module went away, the voice capture's wait for the module's
+/// source) are deadlines the engine's one timer is armed for (``nextDue``, ``housekeeping(at:)``).
 /// Loop thread (or the loop lock held) only.
 final class EchoCanceller {
     /// The module's file name.
@@ -26,10 +28,12 @@ final class EchoCanceller {
     let applicationName: String
     /// The module while loaded (a `CPipeWireShim_Module`).
     private var handle: OpaquePointer?
-    /// Armed when the module went away on its own while it was wanted.
-    private var retry: LoopTimer?
-    /// Armed while the voice capture waits for the module's source to appear in the registry.
-    private var sourceWait: LoopTimer?
+    /// When the module is loaded again after it went away on its own while it was wanted.
+    private var retryAt: ContinuousClock.Instant?
+    /// When the voice capture stops waiting for the module's source to appear in the registry.
+    private var sourceWaitEnds: ContinuousClock.Instant?
+    /// Told when a deadline was set, so the engine arms its timer for it.
+    var deadlinesChanged: (() -> Void)?
     /// Whether the voice capture waits for the module's source (its node is made when it appears, or
     /// after ``sourceWaitLimit`` whatever happens).
     private(set) var isAwaitingSource = false
@@ -41,17 +45,26 @@ final class EchoCanceller {
     /// the voice capture again through it.
     var reload: (() -> Void)?
 
-    init(
-        loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, remoteName: String?, nodePrefix: String,
-        applicationName: String, logger: Logger
-    ) {
+    init(context: OpaquePointer, remoteName: String?, nodePrefix: String, applicationName: String, logger: Logger) {
         self.context = context
         self.remoteName = remoteName
         self.nodePrefix = nodePrefix
         self.applicationName = applicationName
         self.logger = logger
-        retry = LoopTimer(loop: loop) { [unowned self] in self.reload?() }
-        sourceWait = LoopTimer(loop: loop) { [unowned self] in self.sourceAppeared() }
+    }
+
+    /// The next of its deadlines, for the engine's timer.
+    var nextDue: ContinuousClock.Instant? {
+        [retryAt, sourceWaitEnds].compactMap { $0 }.min()
+    }
+
+    /// Runs what is due at `now`: the retry's reload, the end of the wait for the source.
+    func housekeeping(at now: ContinuousClock.Instant) {
+        if let retryAt, retryAt <= now {
+            self.retryAt = nil
+            reload?()
+        }
+        if let sourceWaitEnds, sourceWaitEnds <= now { sourceAppeared() }
     }
 
     /// The voice capture's node waits until the module's source is in the registry: made before, it
@@ -59,7 +72,8 @@ final class EchoCanceller {
     /// was seen to stay there.
     func awaitSource() {
         isAwaitingSource = true
-        sourceWait?.arm(for: .now + Self.sourceWaitLimit)
+        sourceWaitEnds = .now + Self.sourceWaitLimit
+        deadlinesChanged?()
     }
 
     /// A node appeared in the registry: the module's source ends the wait.
@@ -71,7 +85,7 @@ final class EchoCanceller {
     private func sourceAppeared() {
         guard isAwaitingSource else { return }
         isAwaitingSource = false
-        sourceWait?.arm(for: nil)
+        sourceWaitEnds = nil
         sourceReady?()
     }
 
@@ -105,7 +119,7 @@ final class EchoCanceller {
     /// cannot be loaded (the module or the WebRTC plugin missing: Debian's libpipewire-0.3-modules and
     /// libspa-0.2-modules).
     func load() throws(SessionError) {
-        retry?.arm(for: nil)
+        retryAt = nil
         if isLoaded { return }
         unload()
         let data = Unmanaged.passUnretained(self).toOpaque()
@@ -133,27 +147,25 @@ final class EchoCanceller {
     /// NULLed its capture stream while that stream's process callback still ran, which then queued its
     /// buffer on the NULL stream (issue 23).
     func unload() {
-        retry?.arm(for: nil)
+        retryAt = nil
         isAwaitingSource = false
-        sourceWait?.arm(for: nil)
+        sourceWaitEnds = nil
         guard let handle else { return }
         CPipeWireShim_moduleUnload(handle)
         self.handle = nil
     }
 
-    /// Unloads the module and removes the retry timer for good (the engine is going away).
+    /// Unloads the module for good (the engine is going away).
     func shutdown() {
         unload()
-        retry?.destroy()
-        retry = nil
-        sourceWait?.destroy()
-        sourceWait = nil
+        deadlinesChanged = nil
     }
 
     /// The module destroyed itself (its connection broke, or a stream of it was disconnected).
     private func wentAway() {
         logger.warning("\(Self.moduleName) went away; loading it again in \(Self.retryDelay)")
-        retry?.arm(for: .now + Self.retryDelay)
+        retryAt = .now + Self.retryDelay
+        deadlinesChanged?()
     }
 }
 

@@ -93,10 +93,11 @@ final class EngineCore {
         voice = CaptureSlot(.voice, factory: factory)
         monitor = CaptureSlot(.sinkMonitor, factory: factory)
         echo = EchoCanceller(
-            loop: loop, context: context, remoteName: remoteName, nodePrefix: nodePrefix,
-            applicationName: applicationName, logger: logger)
+            context: context, remoteName: remoteName, nodePrefix: nodePrefix, applicationName: applicationName,
+            logger: logger)
         echo.reload = { [unowned self] in self.echoCancellerWentAway() }
         echo.sourceReady = { [unowned self] in self.echoSourceReady() }
+        echo.deadlinesChanged = { [unowned self] in self.reschedule() }
     }
 
     /// The core while connected and not known to be broken: nodes are made on it.
@@ -208,6 +209,7 @@ final class EngineCore {
     /// - a closed node's or overlay's fade and the overlay bus's retired tables: the data thread finishes
     ///   them and must not wake the loop (a system call in the process callback);
     /// - the quantum, which the daemon re-plans without telling clients (``QuantumWatch``);
+    /// - the echo canceller's retry after it went away (250 ms) and the voice's wait for its source (2 s);
     /// - an adopted node's ramp steps (one a quantum) and settle writes, and an adoption's wait for a
     ///   node that matches (``AdoptionMachine/nextDue(after:quantum:)``).
     func housekeeping() {
@@ -236,6 +238,7 @@ final class EngineCore {
         }
         busHousekeeping(at: now)
         adoptionHousekeeping(at: now)
+        echo.housekeeping(at: now)
         collectClosing(at: now)
         if let core {
             voice.housekeeping(at: now, core: core, observer: self)
@@ -256,6 +259,7 @@ final class EngineCore {
         if !closing.isEmpty || bus.hasPendingWork { due.append(lastHousekeeping + Self.fadeCheckInterval) }
         if let read = quantum.nextRead(after: now, playing: !nodes.isEmpty || !closing.isEmpty) { due.append(read) }
         if let adoptionDue = adoptionDue(after: now) { due.append(adoptionDue) }
+        if let echoDue = echo.nextDue { due.append(echoDue) }
         timer.arm(for: due.min())
     }
 
