@@ -89,10 +89,7 @@ extension Duration: RecordedField {
     }
 
     /// The duration in seconds, as recordings write it.
-    package var recordedSeconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
+    package var recordedSeconds: Double { inSeconds }
 
     /// A duration read from a recording, rounded to the nanosecond.
     package init?(recordedSeconds seconds: Double) {

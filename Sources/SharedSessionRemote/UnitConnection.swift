@@ -133,7 +133,7 @@ final class UnitConnection: ChannelDuplexHandler {
             resumeReading()
         } else {
             let limit = server.limits.stalledReadLimit
-            stallTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(limit.nanoseconds)) {
+            stallTimer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(limit.inNanoseconds)) {
                 [self] in
                 close(reason: "it stopped reading its events for \(limit)")
             }
@@ -359,11 +359,4 @@ struct PeerCredentials: Sendable {
     var pid: Int32 = 0
     var uid: UInt32 = 0
     var gid: UInt32 = 0
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
 }

@@ -65,7 +65,7 @@ extension SessionRequest {
             }
             if let hold = request.maximumHold, hold <= .zero {
                 throw SessionError.invalidValue(
-                    "maximumHold", Double(hold.components.seconds), fix: "give a positive duration, or nil")
+                    "maximumHold", hold.inSeconds, fix: "give a positive duration, or nil")
             }
         case .setMainVolume(let volume):
             try SessionError.checkUnitInterval(volume, name: "mainVolume")
