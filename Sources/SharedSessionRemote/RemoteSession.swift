@@ -203,7 +203,7 @@ public final class RemoteSession: Sendable {
         let listeners = Listeners()
         let hello = RemoteProtocol.encode(UnitMessage.hello(protocolVersion: RemoteProtocol.version, owner: owner))
         return ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.nanoseconds(timeout.nanoseconds))
+            .connectTimeout(.nanoseconds(timeout.inNanoseconds))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers(
@@ -428,7 +428,7 @@ final class HostConnection: ChannelInboundHandler {
             promise.fail(SessionError(code: .connectionLost, message: "the host's connection is closed"))
             return
         }
-        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.inNanoseconds)) {
             [self] in
             welcome?.promise.fail(
                 SessionError(code: .connectionLost, message: "no welcome from the host within \(timeout)"))
@@ -444,7 +444,7 @@ final class HostConnection: ChannelInboundHandler {
             promise.fail(lastError ?? SessionError(code: .connectionLost, message: "the host's connection is closed"))
             return
         }
-        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+        let timer = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.inNanoseconds)) {
             [self] in
             let call = waiting.removeValue(forKey: id)
             call?.promise.fail(SessionError(code: .connectionLost, message: "no reply from the host within \(timeout)"))
