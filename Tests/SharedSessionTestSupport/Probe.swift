@@ -28,13 +28,21 @@ package enum Probe {
     }
 }
 
-/// Whether every test must run: in CI (`CI=true`) or when Scripts/test sets `SHAREDSESSION_REQUIRE_ALL=1`.
-/// Then a missing daemon or a probe that cannot interpose fails the test instead of skipping it.
+/// Whether every test must run: in CI (`CI` set to any true value: `true`, `1`, `yes`, `on`, in any
+/// case, as CI services set it) or when Scripts/test sets `SHAREDSESSION_REQUIRE_ALL`. Then a missing
+/// daemon or a probe that cannot interpose fails the test instead of skipping it, and the model-based
+/// test runs at least its default count.
 package enum Requirements {
     package static let all: Bool = {
         func value(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
-        return value("CI") == "true" || value("SHAREDSESSION_REQUIRE_ALL") == "1"
+        return isTrue(value("CI")) || isTrue(value("SHAREDSESSION_REQUIRE_ALL"))
     }()
+
+    /// Whether an environment value says yes: `true`, `1`, `yes` or `on`, in any case, around blanks.
+    package static func isTrue(_ value: String?) -> Bool {
+        guard let value else { return false }
+        return ["true", "1", "yes", "on"].contains(value.filter { $0 != " " && $0 != "\t" }.lowercased())
+    }
 }
 
 extension Trait where Self == ConditionTrait {

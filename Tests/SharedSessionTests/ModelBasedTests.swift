@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SharedSession
+import SharedSessionTestSupport
 import SharedSessionTesting
 import Testing
 
@@ -31,7 +32,15 @@ struct ModelBasedTests {
     static let length = 60
 
     static var sequences: Int {
-        ProcessInfo.processInfo.environment["SHAREDSESSION_MODEL_SEQUENCES"].flatMap(Int.init) ?? defaultSequences
+        sequences(
+            requested: ProcessInfo.processInfo.environment["SHAREDSESSION_MODEL_SEQUENCES"], required: Requirements.all)
+    }
+
+    /// The count to run for a requested `SHAREDSESSION_MODEL_SEQUENCES`: the default without one; where every
+    /// test must run (CI), never fewer than the default, whatever the environment inherited.
+    static func sequences(requested: String?, required: Bool) -> Int {
+        let count = requested.flatMap { Int($0.filter { $0 != " " }) } ?? defaultSequences
+        return required ? max(count, defaultSequences) : max(count, 1)
     }
 
     static var firstSeed: UInt64 {
