@@ -61,6 +61,33 @@ final class RemoteRig: SessionInputObserver {
         }
     }
 
+    /// How many ducks the session granted `owner` (taken by the session, whatever the unit heard of it).
+    func ducksGranted(_ owner: String) -> Int {
+        received.withLock { inputs in
+            inputs.count {
+                if case .duck(let request, let lease) = $0.input {
+                    request.owner == owner && lease != nil
+                } else {
+                    false
+                }
+            }
+        }
+    }
+
+    /// The releases the session took, in order, by kind: `releaseDuck`, `releaseLease`, `unitReleased`.
+    func releaseOrder() -> [String] {
+        received.withLock { inputs in
+            inputs.compactMap {
+                switch $0.input {
+                case .releaseDuck: "releaseDuck"
+                case .releaseLease: "releaseLease"
+                case .unitReleased: "unitReleased"
+                default: nil
+                }
+            }
+        }
+    }
+
     func forgetInputs() { received.withLock { $0.removeAll() } }
 
     /// Starts a unit process connected as `owner`, and waits for its welcome line.
