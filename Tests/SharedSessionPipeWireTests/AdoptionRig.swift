@@ -102,7 +102,8 @@ final class AdoptionRig {
     /// on window boundaries; with another tone in the mix that is not a whole number of cycles in the
     /// window (the 3 kHz overlay is), the other tone leaks into the level, so measure with it silent. Windows holding a dropout (a cycle the loaded machine
     /// lost: 16 or more samples of exact silence, which a tone above -90 dBFS never has) are left out,
-    /// with the comparisons they are part of.
+    /// with the comparisons they are part of. Throws when fewer than half the comparisons are left: a
+    /// step measured over a recording that was mostly dropouts (or silence) would read 0 and pass.
     func largestStep(_ frequency: Double, in range: Range<Int>, frames: Int = 256) throws -> Double {
         let samples = recorder.samples
         var levels: [Double?] = []
@@ -119,11 +120,24 @@ final class AdoptionRig {
             start += frames
         }
         var largest = 0.0
+        var compared = 0
         for (a, b) in zip(levels, levels.dropFirst()) {
-            if let a, let b { largest = max(largest, abs(b - a)) }
+            guard let a, let b else { continue }
+            largest = max(largest, abs(b - a))
+            compared += 1
+        }
+        let possible = max(levels.count - 1, 0)
+        guard compared >= Self.minimumComparisons, 2 * compared >= possible else {
+            throw MeasurementError(
+                code: .noAudio,
+                message: "only \(compared) of \(possible) window pairs in frames \(range) were free of dropouts: the "
+                    + "largest step cannot be read from them; record again on a quieter machine")
         }
         return largest
     }
+
+    /// The fewest window pairs a step is read from (20: 107 ms of 256-frame windows).
+    static let minimumComparisons = 20
 
     func stop() {
         for child in players { end(child) }
