@@ -114,6 +114,16 @@ extension DaemonTests {
             var talker = try Talker()
             defer { talker.stop() }
 
+            // A voice session alone: its release deactivates the session and stops the capture with no
+            // configuration switch between, and the canceller goes with the capture.
+            let alone = try session.acquire(.voice, owner: "watch-party")
+            #expect(
+                try await Self.waitForCancellerNodes(3).count == 3, "the canceller comes with a voice session alone")
+            alone.release()
+            #expect(
+                try await Self.waitForCancellerNodes(0).isEmpty, "the canceller outlives a voice session released alone"
+            )
+
             let generic = try session.acquire(.generic, owner: "player")
             defer { generic.release() }
             #expect(try await Self.waitForCancellerNodes(0, timeout: .milliseconds(300)).isEmpty)
