@@ -150,18 +150,30 @@ public struct LevelMeter: Sendable, Hashable {
     }
 
     /// The amplitude of the `frequency` sine in `channel` over `range` (not empty), by the Goertzel
-    /// algorithm.
-    private func toneAmplitude(_ samples: [Float], frequency: Double, channel: Int, frames range: Range<Int>) -> Double
-    {
+    /// algorithm, each sample weighted by `window` and the sum divided by the weights' sum (the
+    /// window's coherent gain), so a steady sine reads its amplitude under either window.
+    private func toneAmplitude(
+        _ samples: [Float], frequency: Double, channel: Int, frames range: Range<Int>,
+        window: Window = .rectangular
+    ) -> Double {
         let coefficient = 2 * cos(2 * Double.pi * frequency / Double(sampleRate))
+        let count = Double(range.count)
         var s1 = 0.0
         var s2 = 0.0
-        for frame in range {
-            let s = Double(samples[frame &* channels &+ channel]) + coefficient * s1 - s2
+        var weights = 0.0
+        for (index, frame) in range.enumerated() {
+            let weight: Double
+            switch window {
+            case .rectangular: weight = 1
+            case .hann: weight = 0.5 - 0.5 * cos(2 * Double.pi * Double(index) / count)
+            }
+            weights += weight
+            let s = weight * Double(samples[frame &* channels &+ channel]) + coefficient * s1 - s2
             s2 = s1
             s1 = s
         }
-        return 2 * max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2).squareRoot() / Double(range.count)
+        guard weights > 0 else { return 0 }
+        return 2 * max(0, s1 * s1 + s2 * s2 - coefficient * s1 * s2).squareRoot() / weights
     }
 
     /// The RMS level in dBFS over `frames` of every channel together (every interleaved sample, as
@@ -176,20 +188,35 @@ public struct LevelMeter: Sendable, Hashable {
         return Self.decibels((sum / Double(range.count &* channels)).squareRoot())
     }
 
+    /// How a window of samples is weighted before a partial is read out of it.
+    public enum Window: Sendable, Hashable {
+        /// Every sample counts the same. Exact, and blind to other tones, when the window holds whole
+        /// cycles of every tone present. A tone whose level changes inside the window (a syllable, a
+        /// decay) spreads into its neighbours: a 600 Hz tone that swells three times a second reads
+        /// up to 40 dB under its own level at 220 and 330 Hz over 100 ms.
+        case rectangular
+        /// A Hann window: a steady partial still reads exactly (the sum is divided by the window's
+        /// coherent gain), and that swelling tone reads 100 dB under its own level at 220 and 330 Hz.
+        /// For reading one stream out of a mix of moving ones.
+        case hann
+    }
+
     /// The RMS level in dBFS of only the sine partials at `frequencies` over `frames`, averaged over
     /// every channel: one voice read out of a mix, as long as the voices sit at different frequencies.
-    /// Each partial's amplitude A comes from a Goertzel filter and adds A²/2 of power; over a window
-    /// that holds whole cycles of every tone present, other partials add nothing. No frequencies:
+    /// Each partial's amplitude A comes from a Goertzel filter over the samples weighted by `window`
+    /// and adds A²/2 of power; over a window that holds whole cycles of every steady tone present,
+    /// other partials add nothing (see ``Window`` for tones that are not steady). No frequencies:
     /// ``silence``.
     public func partialsLevel(
-        _ samples: [Float], frequencies: [Double], frames: Range<Int>? = nil
+        _ samples: [Float], frequencies: [Double], frames: Range<Int>? = nil, window: Window = .rectangular
     ) throws(MeasurementError) -> Double {
         let range = try measured(frames, in: samples)
         guard !frequencies.isEmpty else { return Self.silence }
         var power = 0.0
         for channel in 0..<channels {
             for frequency in frequencies {
-                let amplitude = toneAmplitude(samples, frequency: frequency, channel: channel, frames: range)
+                let amplitude = toneAmplitude(
+                    samples, frequency: frequency, channel: channel, frames: range, window: window)
                 power += amplitude * amplitude / 2
             }
         }
