@@ -55,7 +55,7 @@ extension SharedSession {
         if case .acquire(let type, let owner) = request { return submitAcquire(type, owner: owner).0 }
         switch submit(request) {
         case .lease(let id): return id
-        case .duck(let info): return info.id
+        case .duck(let id, _, _): return id
         default: return nil
         }
     }
@@ -127,9 +127,12 @@ extension SharedSession {
             logger.error("duck refused", metadata: ["owner": "\(request.owner)", "error": "\(error)"])
             throw error
         }
-        guard case .duck(let info) = outcome else { preconditionFailure("an admitted duck request makes a duck") }
-        if let deadline = info.deadline { scheduleExpiry(at: deadline) }
-        return DuckLease(id: info.id, style: info.style, owner: request.owner, session: self)
+        guard case .duck(let id, let style, let expires) = outcome else {
+            preconditionFailure("an admitted duck request makes a duck")
+        }
+        // Read apart from the outcome (see `SessionState.Outcome.duck`); gone if already released.
+        if expires, let deadline = state.withLock({ $0.duckStack.info(id)?.deadline }) { scheduleExpiry(at: deadline) }
+        return DuckLease(id: id, style: style, owner: request.owner, session: self)
     }
 
     private func duckOrRefused(_ request: DuckRequest) -> DuckLease {

@@ -49,26 +49,30 @@ extension SharedSession {
     func submitRefusable(
         _ request: SessionRequest, refusal: (SessionState.Outcome) -> SessionError? = { _ in nil }
     ) throws(SessionError) -> SessionState.Outcome {
-        let (result, queued) = lane.withLock { lane in runRefusable(request, &lane, refusal: refusal) }
+        let (outcome, queued) = lane.withLock { lane in runRefusable(request, &lane, refusal: refusal) }
         if queued { delivery.drain(from: self) }
-        return try result.get()
+        switch outcome {
+        case .rejected(let error), .refused(let error): throw error
+        default: return outcome
+        }
     }
 
-    /// ``submitRefusable(_:refusal:)`` for a caller that holds the lane already. Returns the outcome or
-    /// the refusal, and whether events were queued for delivery.
+    /// ``submitRefusable(_:refusal:)`` for a caller that holds the lane already. Returns the outcome,
+    /// `rejected` with the error if `refusal` refused it, and whether events were queued for delivery.
+    /// An outcome, not a `Result`: the road copies what it returns, and this is the path of every duck.
     func runRefusable(
         _ request: SessionRequest, _ lane: inout Lane, refusal: (SessionState.Outcome) -> SessionError? = { _ in nil }
-    ) -> (Result<SessionState.Outcome, SessionError>, Bool) {
+    ) -> (SessionState.Outcome, Bool) {
         let (outcome, queued) = run(request, &lane) { _, outcome in outcome }
         switch outcome {
-        case .rejected(let error), .refused(let error):
-            return (.failure(error), queued)
+        case .rejected, .refused:
+            return (outcome, queued)
         default:
-            guard let error = refusal(outcome) else { return (.success(outcome), queued) }
+            guard let error = refusal(outcome) else { return (outcome, queued) }
             // Refused after the state took it: the request is on the record as it applied, the
             // refusal after it.
             let (_, refusedQueued) = run(.rejected(error), &lane) { _, _ in () }
-            return (.failure(error), queued || refusedQueued)
+            return (.rejected(error), queued || refusedQueued)
         }
     }
 
@@ -234,7 +238,7 @@ extension SessionRequest {
             return .acquire(type, owner: owner, lease: id)
         case .duck(let request):
             switch outcome {
-            case .duck(let info): return .duck(request, lease: info.id)
+            case .duck(let id, _, _): return .duck(request, lease: id)
             case .refused: return .duck(request, lease: nil)
             default: preconditionFailure("a duck request makes a duck or is refused")
             }

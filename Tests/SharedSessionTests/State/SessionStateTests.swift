@@ -338,8 +338,8 @@ extension SessionState {
     /// A duck request with no limits in play: the lease id and the effects.
     mutating func duck(owner: String, style: DuckStyle, at now: ContinuousClock.Instant) -> (LeaseID, [SessionEffect]) {
         let step = apply(.duck(DuckRequest(owner: owner, style: style)), at: now)
-        guard case .duck(let info) = step.outcome else { preconditionFailure("refused: \(step.outcome)") }
-        return (info.id, step.effects)
+        guard case .duck(let id, _, _) = step.outcome else { preconditionFailure("refused: \(step.outcome)") }
+        return (id, step.effects)
     }
 
     mutating func releaseDuck(_ id: LeaseID, dropped: Bool) -> [SessionEffect] {

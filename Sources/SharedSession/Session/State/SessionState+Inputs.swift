@@ -69,7 +69,7 @@ extension SessionState {
             state.log.emit(.duckAcquired(info), cause)
             state.duckStack.insert(info, policyLevel: state.policy.duckLevel)
         }
-        return .duck(info)
+        return .duck(info.id, style: info.style, expires: info.deadline != nil)
     }
 
     mutating func duckReleased(_ id: LeaseID, dropped: Bool) -> Outcome {
@@ -153,8 +153,8 @@ extension SessionState {
         let held = ducksOfPlayingStreams[id].flatMap { duckStack.info($0) == nil ? nil : $0 }
         if playing {
             guard held == nil else { return .ignored }
-            guard case .duck(let info) = duckRequested(DuckRequest(owner: owner), at: now) else { return .applied }
-            ducksOfPlayingStreams[id] = info.id
+            guard case .duck(let duck, _, _) = duckRequested(DuckRequest(owner: owner), at: now) else { return .applied }
+            ducksOfPlayingStreams[id] = duck
             return .applied
         }
         ducksOfPlayingStreams[id] = nil
