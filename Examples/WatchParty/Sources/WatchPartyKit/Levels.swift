@@ -33,8 +33,10 @@ enum Levels {
         let end = min(endFrame, meter.frameCount(samples))
         let start = max(0, end - milliseconds * sampleRate / 1000)
         guard end > start else { return nil }
-        guard let level = try? meter.partialsLevel(
-            samples, frequencies: frequencies, frames: start..<end, window: .hann) else {
+        guard
+            let level = try? meter.partialsLevel(
+                samples, frequencies: frequencies, frames: start..<end, window: .hann)
+        else {
             return nil
         }
         return level > floor ? level : nil

@@ -153,7 +153,9 @@ extension SessionState {
         let held = ducksOfPlayingStreams[id].flatMap { duckStack.info($0) == nil ? nil : $0 }
         if playing {
             guard held == nil else { return .ignored }
-            guard case .duck(let duck, _, _) = duckRequested(DuckRequest(owner: owner), at: now) else { return .applied }
+            guard case .duck(let duck, _, _) = duckRequested(DuckRequest(owner: owner), at: now) else {
+                return .applied
+            }
             ducksOfPlayingStreams[id] = duck
             return .applied
         }
