@@ -51,7 +51,8 @@ extension RealtimeRenderTests {
         #expect(
             counted.allocations <= Self.perAcquirePair * Int64(Self.pairs), "last counted call: \(counted.lastCall)")
         #expect(session.snapshot.leases.count == held)
-        _ = (main, leases)
+        // Held to here: an optimised build ends a value's lifetime at its last use, and `_ =` is none.
+        withExtendedLifetime((main, leases)) {}
     }
 
     @Test(
@@ -67,7 +68,8 @@ extension RealtimeRenderTests {
         #expect(counted.allocations <= Self.perDuckPair * Int64(Self.pairs), "last counted call: \(counted.lastCall)")
         #expect(session.snapshot.mainGain == 1)
         #expect(session.snapshot.ducks.isEmpty)
-        _ = (main, leases)
+        // Held to here: an optimised build ends a value's lifetime at its last use, and `_ =` is none.
+        withExtendedLifetime((main, leases)) {}
     }
 }
 
@@ -106,6 +108,6 @@ extension RealtimeRenderTests {
         print("[measure] one duck request with a subscriber: \(withSubscriber) acquisitions of the package's locks")
         #expect(withSubscriber == 8)
         subscribed.release()
-        _ = events
+        withExtendedLifetime(events) {}
     }
 }
