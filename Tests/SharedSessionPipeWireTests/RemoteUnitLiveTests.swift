@@ -31,10 +31,12 @@ extension DaemonTests {
             let localMark = rig.recorder.mark()
             let local = rig.session.duck(owner: "player")
             try await rig.recorder.record(for: .milliseconds(400))
+            // The end first: `mark()` takes in what arrived since, so samples read after it hold it all
+            // (read before it, they were a quantum short of the range once in CI).
+            let localEnd = rig.recorder.mark()
             let localReached = try #require(
                 try meter.firstWindowEnd(
-                    rig.recorder.samples, frequency: mainTone, atOrBelow: before - 19,
-                    frames: localMark..<rig.recorder.mark()))
+                    rig.recorder.samples, frequency: mainTone, atOrBelow: before - 19, frames: localMark..<localEnd))
             local.release()
             try await rig.recorder.record(for: .milliseconds(700))
 
@@ -47,12 +49,12 @@ extension DaemonTests {
                 let duckMark = rig.recorder.mark()
                 #expect(try unit.ask("duck").hasPrefix("ok lease"))
                 try await rig.recorder.record(for: .milliseconds(400))
-                let ducked = try rig.mainLevel()
+                let duckEnd = rig.recorder.mark()
+                let ducked = try rig.mainLevel(before: duckEnd)
                 #expect(abs(ducked - before + 20) <= 0.5, "cycle \(cycle): ducked \(ducked - before) dB")
                 let reached = try #require(
                     try meter.firstWindowEnd(
-                        rig.recorder.samples, frequency: mainTone, atOrBelow: before - 19,
-                        frames: duckMark..<rig.recorder.mark()))
+                        rig.recorder.samples, frequency: mainTone, atOrBelow: before - 19, frames: duckMark..<duckEnd))
                 duckLatencies.append(milliseconds(reached - duckMark))
 
                 unit.kill()
