@@ -117,8 +117,13 @@ extension RemoteTests {
             try waitUntil("every connection object to go") { rig.server.liveConnections == 0 }
             #expect(rig.server.units.isEmpty)
             #expect(acceptedSockets(at: rig.server.path) == 1, "only the listening socket is left")
+            // The process's descriptors did not grow. The count is the whole process's, and plain
+            // `swift test` runs the other suites beside this one: their files and pipes closing while it
+            // ran left it 2 lower in 2 of 20 such runs (84 of 86, 87 of 89), never higher. So it may
+            // fall, not rise; a leak on any kill path rises by one a run, and the server's own sockets
+            // are counted exactly above.
             let fdsAfter = openDescriptors()
-            #expect(fdsAfter == fdsBefore, "descriptors before \(fdsBefore), after \(fdsAfter)")
+            #expect(fdsAfter <= fdsBefore, "descriptors before \(fdsBefore), after \(fdsAfter)")
             #expect(hostLease.isHeld)
 
             // Both kinds of mid-request kill happened, each often enough to mean something.
