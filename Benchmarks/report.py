@@ -134,23 +134,24 @@ def number(cell):
         return float("nan")
 
 
-def wall_ns(metrics):
+def wall_percentiles_ns(metrics, low, high):
+    """Two percentiles of the wall-clock time (keys such as "p50", "p99"), in ns."""
     for label, values in metrics.items():
         match = re.match(r"Time \(wall clock\) \((ns|μs|us|ms|s)\)", label)
         if match:
             scale = {"ns": 1, "μs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}[match.group(1)]
-            return number(values["p50"]) * scale, number(values["p99"]) * scale
+            return number(values[low]) * scale, number(values[high]) * scale
     return float("nan"), float("nan")
+
+
+def wall_ns(metrics):
+    """p50 and p99 of the wall-clock time, in ns."""
+    return wall_percentiles_ns(metrics, "p50", "p99")
 
 
 def wall_quartiles_ns(metrics):
     """p25 and p75 of the wall-clock time, in ns: where a bimodal figure's two regimes show."""
-    for label, values in metrics.items():
-        match = re.match(r"Time \(wall clock\) \((ns|μs|us|ms|s)\)", label)
-        if match:
-            scale = {"ns": 1, "μs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}[match.group(1)]
-            return number(values["p25"]) * scale, number(values["p75"]) * scale
-    return float("nan"), float("nan")
+    return wall_percentiles_ns(metrics, "p25", "p75")
 
 
 def mallocs(metrics):
