@@ -151,6 +151,12 @@ extension SessionEvent.Kind: Codable {
                 "quantumChanged", "frames", make: Self.quantumChanged,
                 match: { if case .quantumChanged(let frames) = $0 { frames } else { nil } }),
             .case(
+                "outputLatencyChanged", "stream", "from", "to", make: Self.outputLatencyChanged,
+                match: { if case .outputLatencyChanged(let id, let from, let to) = $0 { (id, from, to) } else { nil } }),
+            .case(
+                "outputLatencyRejected", "stream", "reason", make: Self.outputLatencyRejected,
+                match: { if case .outputLatencyRejected(let id, let reason) = $0 { (id, reason) } else { nil } }),
+            .case(
                 "requestRejected", "error", make: Self.requestRejected,
                 match: { if case .requestRejected(let error) = $0 { error } else { nil } }),
             .case(

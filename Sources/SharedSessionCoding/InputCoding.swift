@@ -137,7 +137,9 @@ extension SystemEvent: Codable, RecordedField {
 extension EngineEvent: Codable, RecordedField {
     /// Reads `{"kind": ...}` with the case's values: `system` has `event`; `externalVolumeChange` has
     /// `stream` and `volume`; `streamFault` has `stream` and `reason`; `connectionLost` has `reason`;
-    /// `reconnected` has `attempts` and `downtime` (seconds); `quantumChanged` has `frames`.
+    /// `reconnected` has `attempts` and `downtime` (seconds); `quantumChanged` has `frames`;
+    /// `outputLatencyChanged` has `stream`, `from` (seconds, or null for the first) and `to`;
+    /// `outputLatencyRejected` has `stream` and `reason`; `streamPlaying` has `stream` and `playing`.
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes `{"kind": ...}` with the case's values.
@@ -163,6 +165,12 @@ extension EngineEvent: Codable, RecordedField {
             .case(
                 "quantumChanged", "frames", make: Self.quantumChanged,
                 match: { if case .quantumChanged(let frames) = $0 { frames } else { nil } }),
+            .case(
+                "outputLatencyChanged", "stream", "from", "to", make: Self.outputLatencyChanged,
+                match: { if case .outputLatencyChanged(let id, let from, let to) = $0 { (id, from, to) } else { nil } }),
+            .case(
+                "outputLatencyRejected", "stream", "reason", make: Self.outputLatencyRejected,
+                match: { if case .outputLatencyRejected(let id, let reason) = $0 { (id, reason) } else { nil } }),
             .case(
                 "streamPlaying", "stream", "playing", make: Self.streamPlaying,
                 match: { if case .streamPlaying(let stream, let playing) = $0 { (stream, playing) } else { nil } }),

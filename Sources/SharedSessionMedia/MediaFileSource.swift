@@ -17,7 +17,8 @@ import Synchronization
 /// let movie = try MediaFileSource(path: "movie.mp4")      // paused at 0: nothing is consumed yet
 /// let main = try session.openMainStream(source: movie)
 /// movie.play()
-/// // each video frame: show the frame whose timestamp matches movie.clock
+/// // each display refresh: show the frame whose timestamp matches what is heard when it is shown
+/// let time = movie.clock(at: nextVsync)
 /// ```
 ///
 /// ## The start state
@@ -41,11 +42,15 @@ import Synchronization
 /// - Events (``events``, ``eventHandler``) come from the decoder thread, when it next wakes.
 ///
 /// ## The audio clock
-/// ``clock`` is the media time of the audio the render side has delivered to the engine, counted
-/// from the frames it actually rendered, not from what was decoded: it stops while the source is
-/// paused, while the session pauses or suspends the stream, and during an underrun, and jumps with
-/// a seek or a loop. The engine plays a delivered frame after its own output latency (a quantum or
-/// two on PipeWire); a host that wants the media time at the speaker subtracts that latency.
+/// ``clock(at:)`` is the media time the listener hears at a given instant on the monotonic clock:
+/// what a video follows, called from the display loop with the instant the next picture is shown.
+/// The engine tells the source when each frame it renders is heard (the route's latency as the sound
+/// server reports it: a quantum or two on a plain sink, 150 to 250 ms on Bluetooth headphones), and
+/// the clock runs smoothly between render calls. ``clock`` is the media time of the audio delivered
+/// to the engine, ahead of what is heard by the route's latency. Both count the frames the render
+/// side actually rendered, not what was decoded: they stop while the source is paused, while the
+/// session pauses or suspends the stream, and during an underrun, and jump with a seek or a loop;
+/// ``clock(at:)`` does each when it is heard.
 ///
 /// ## FFmpeg's log
 /// The first source made sets FFmpeg's process-wide log level to quiet if it is still FFmpeg's
@@ -78,6 +83,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     public static let defaultBufferFrames = 32_768
 
     private let shared: PlaybackShared
+    private let timeline = HeardTimeline(sampleRate: AudioFormat.standard.sampleRate)
     private let hub: EventHub
     private let loop: DecoderLoop
     private let wakeup: DecoderWakeup
@@ -105,6 +111,23 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// A seek was applied and its first frames are not in the ring yet: silence, not an underrun.
     private var awaitingSeekData = false
     private var started = false
+    /// When the listener hears the first frame of this render call, in monotonic nanoseconds; -1:
+    /// the engine did not say.
+    private var callHeardAt = -1
+    /// The newest run of the heard timeline: when its first frame is heard, its first media frame
+    /// and its length; `runOpen` once there is one.
+    private var runStart = 0
+    private var runMedia = 0
+    private var runFrames = 0
+    private var runOpen = false
+    /// A seek was taken up: the next frames start a run that instants before it read as the seek's.
+    private var seekRunPending = false
+
+    /// How far the instant a render call's frames are heard may drift from where the run before them
+    /// ends before they start a new run: jitter in the sound server's timestamps below it is smoothed
+    /// over, a real change (a route's latency, a quantum change, a clock drifting) above it is
+    /// followed. A quarter of a millisecond: a quarter of the accuracy promised at the ear.
+    static let resyncThreshold = 250_000
 
     /// Opens the media file at `path`, checks that its audio track decodes, fills the ring and starts
     /// the decoder thread. The source starts at the file's start, paused unless `startsPlaying`.
@@ -239,6 +262,38 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         return AudioFormat.standard.duration(ofFrames: shared.clockFrames.load(ordering: .acquiring))
     }
 
+    /// The media time the listener hears at `instant` on the monotonic clock: the clock a picture
+    /// follows. Call it from the display loop with the instant the next frame will be shown, and show
+    /// the frame whose timestamp it returns.
+    ///
+    /// It is computed from the instants the engine said the source's frames are heard at
+    /// (``render(into:frames:heardAt:)``: on PipeWire the graph's and the device's latency for the
+    /// stream's route plus the engine's own queue, 150 to 250 ms on Bluetooth headphones; on the
+    /// offline engine its timeline, exactly), and runs smoothly between render calls:
+    /// - while playing, it advances with the instant, to the nanosecond;
+    /// - it stops where the audio delivered so far stops: a pause or an underrun is heard a latency
+    ///   after the source took it up, and the clock stops then, at the last frame heard;
+    /// - after ``seek(to:)`` it reads the seek's time at once, and holds it until the seek's first
+    ///   frame is heard, then advances from it;
+    /// - a loop is heard when it plays: the clock goes back to the start then, not when it is
+    ///   decoded;
+    /// - a change of the route's latency moves it once, to what is heard on the new route.
+    ///
+    /// On an engine that never says when its frames are heard, it is ``clock``.
+    public func clock(at instant: MonotonicInstant) -> Duration {
+        let requested = shared.seekRequest.load(ordering: .acquiring)
+        if requested != shared.timelineSeek.load(ordering: .acquiring) {
+            return AudioFormat.standard.duration(ofFrames: shared.seekTarget.load(ordering: .acquiring))
+        }
+        guard shared.timed.load(ordering: .acquiring), let heard = timeline.heard(at: Int(instant.nanoseconds)) else {
+            return clock
+        }
+        return AudioFormat.standard.duration(ofFrames: heard.media) + .nanoseconds(heard.nanoseconds)
+    }
+
+    /// The media time the listener hears now: ``clock(at:)`` at ``MonotonicInstant/now``.
+    public var heardClock: Duration { clock(at: .now) }
+
     /// Decoded frames waiting in the ring.
     public var bufferedFrames: Int { shared.ring.availableToRead }
 
@@ -348,8 +403,20 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// number written: all of them while playing or paused (silence), fewer at the end of the file
     /// or when the decoder fell behind (an underrun, counted and reported). Real-time safe.
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        render(into: buffer, frames: frames, heardAt: nil)
+    }
+
+    /// Renders as ``render(into:frames:)`` does, noting when the listener hears the frames (`heardAt`,
+    /// from the engine) for ``clock(at:)``. Real-time safe.
+    public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int, heardAt: MonotonicInstant?) -> Int {
         guard frames > 0 else { return 0 }
         let shared = self.shared
+        if let heardAt {
+            callHeardAt = Int(heardAt.nanoseconds)
+            if !shared.timed.load(ordering: .relaxed) { shared.timed.store(true, ordering: .releasing) }
+        } else {
+            callHeardAt = -1
+        }
         let playing = shared.playing.load(ordering: .acquiring)
         if !started {
             // A source paused before its first render starts silent rather than fading its start out.
@@ -419,6 +486,7 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
                 let output = buffer + done &* 2
                 let got = shared.ring.read(into: output, frames: count)
                 shape(output, frames: got, audible: audible, step: step)
+                noteHeard(offset: done, media: mediaPosition, frames: got)
                 consumed &+= got
                 mediaPosition &+= got
                 done &+= got
@@ -480,7 +548,42 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
             awaitingSeekData = true
             ended = false
             runGain = 0
+            seekRunPending = true
             return
+        }
+    }
+
+    /// Notes in the heard timeline that `frames` frames from media frame `media`, written `offset`
+    /// frames into this render call, are heard from the call's instant on: they extend the run
+    /// before them when they follow it in media and in time (within ``resyncThreshold``), or start a
+    /// new one. A call the engine gave no instant continues the run it follows, or is not noted.
+    @inline(__always)
+    private func noteHeard(offset: Int, media: Int, frames: Int) {
+        let runEnd = runStart &+ timeline.nanoseconds(ofFrames: runFrames)
+        let at: Int
+        if callHeardAt >= 0 {
+            at = callHeardAt &+ timeline.nanoseconds(ofFrames: offset)
+        } else if runOpen, !seekRunPending, media == runMedia &+ runFrames {
+            at = runEnd
+        } else {
+            return
+        }
+        let drift = at &- runEnd
+        if runOpen, !seekRunPending, media == runMedia &+ runFrames, drift <= Self.resyncThreshold,
+            drift >= -Self.resyncThreshold
+        {
+            runFrames &+= frames
+            timeline.extend(to: runFrames)
+            return
+        }
+        runStart = at
+        runMedia = media
+        runFrames = frames
+        runOpen = true
+        timeline.begin(start: at, media: media, frames: frames, startsSeek: seekRunPending)
+        if seekRunPending {
+            seekRunPending = false
+            shared.timelineSeek.store(serial, ordering: .releasing)
         }
     }
 

@@ -53,6 +53,10 @@ final class PlaybackShared: Sendable {
     let endHeard = Atomic<Int>(-1)
     /// The ring index after the last frame the render side read or dropped.
     let renderConsumed = Atomic<Int>(0)
+    /// The latest seek whose first frames are in the heard timeline (0: the start).
+    let timelineSeek = Atomic<Int>(0)
+    /// Whether an engine has told the render side when its frames are heard.
+    let timed = Atomic<Bool>(false)
     let underrunFrames = Atomic<Int>(0)
     let underrunCount = Atomic<Int>(0)
     let loopsHeard = Atomic<Int>(0)

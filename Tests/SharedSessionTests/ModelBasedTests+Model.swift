@@ -546,6 +546,11 @@ struct SessionModel {
         case .quantumChanged(let frames):
             quantum = frames
             emit(.quantumChanged(frames: frames), cause)
+        case .outputLatencyChanged(let id, let from, let to):
+            // Reported as it came: it changes nothing the session decides.
+            emit(.outputLatencyChanged(id, from: from, to: to), cause)
+        case .outputLatencyRejected(let id, let reason):
+            emit(.outputLatencyRejected(id, reason: reason), cause)
         case .streamPlaying:
             // Never generated: the model's engine renders every stream itself (StreamPlayingTests
             // covers streams that other processes play).

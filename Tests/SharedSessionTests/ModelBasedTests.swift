@@ -226,6 +226,8 @@ enum Step: Hashable, CustomStringConvertible {
     case connectionLost
     case reconnected(attempts: Int)
     case quantumChanged(Int)
+    /// The main stream's (`overlay` nil) or the n-th overlay's output latency changed to `milliseconds`.
+    case outputLatency(overlay: Int?, milliseconds: Int)
     /// A fault on the main stream (`overlay` nil) or the n-th overlay.
     case streamFault(overlay: Int?)
     /// A volume set from outside on the main stream (`overlay` nil) or the n-th overlay.
@@ -306,6 +308,8 @@ enum Step: Hashable, CustomStringConvertible {
         case .connectionLost: "engine: connectionLost"
         case .reconnected(let attempts): "engine: reconnected(attempts: \(attempts))"
         case .quantumChanged(let frames): "engine: quantumChanged(\(frames))"
+        case .outputLatency(let overlay, let milliseconds):
+            "engine: outputLatency(\(overlay.map { "overlay #\($0)" } ?? "main"), \(milliseconds) ms)"
         case .streamFault(let overlay): "engine: streamFault(\(overlay.map { "overlay #\($0)" } ?? "main"))"
         case .externalVolume(let overlay, let volume):
             "engine: externalVolumeChange(\(overlay.map { "overlay #\($0)" } ?? "main"), \(volume))"
@@ -394,6 +398,7 @@ final class Runner {
             (1, { .connectionLost }),
             (1, { .reconnected(attempts: pick([1, 3])) }),
             (1, { .quantumChanged(pick([256, 1024, 4096])) }),
+            (1, { .outputLatency(overlay: pick([nil, 0]), milliseconds: pick([11, 43, 213])) }),
         ]
         if !leases.isEmpty {
             choices.append((4, { .releaseLease(Int.random(in: 0..<self.leases.count, using: &rng)) }))
@@ -637,6 +642,9 @@ final class Runner {
             emit(.reconnected(attempts: attempts, downtime: .milliseconds(250 * attempts)))
         case .quantumChanged(let frames):
             emit(.quantumChanged(frames: frames))
+        case .outputLatency(let overlay, let milliseconds):
+            guard let id = stream(overlay) else { return .invalid("no stream \(String(describing: overlay))") }
+            emit(.outputLatencyChanged(stream: id, from: nil, to: .milliseconds(milliseconds)))
         case .streamFault(let overlay):
             guard let id = stream(overlay) else { return .invalid("no stream \(String(describing: overlay))") }
             emit(.streamFault(stream: id, reason: "the node errored"))

@@ -13,6 +13,13 @@ public enum EngineEvent: Sendable, Hashable {
     case reconnected(attempts: Int, downtime: Duration)
     /// The engine's render quantum changed.
     case quantumChanged(frames: Int)
+    /// A stream's output latency (``StreamControl/outputLatency``) changed: the route changed (to
+    /// Bluetooth headphones, through a filter), or the quantum did. `from` is nil for the first figure.
+    case outputLatencyChanged(stream: StreamID, from: Duration?, to: Duration)
+    /// The sound server reported a latency for a stream that cannot be right (not finite, negative, or
+    /// longer than any route has); the engine kept the stream's last figure and clock. `reason` names
+    /// the figure and why it was refused.
+    case outputLatencyRejected(stream: StreamID, reason: String)
     /// A stream that other processes play and that ducks the main stream while it plays (an overlay
     /// adopted from a web view's node) started or stopped playing. The session holds a duck for the
     /// stream's owner while it plays, under the owner's limits, as if the owner had called

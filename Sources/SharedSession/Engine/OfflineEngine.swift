@@ -20,6 +20,13 @@ import Synchronization
 /// after opening it, or right after a seek, plays the file and never underruns, however much faster
 /// than real time the engine renders. A source that is not ready within ``readinessTimeout`` fails
 /// the render call with its error, prefixed by the stream's name: never a silent underrun.
+///
+/// ## Its timeline
+/// The engine has no latency: the frames of a render call are heard at the instant its timeline has
+/// reached, ``timelineOrigin`` plus the frames rendered before the call, and each stream's
+/// ``StreamControl/outputLatency`` is zero. A source's clock at the ear
+/// (``AudioSource/render(into:frames:heardAt:)``) is therefore exact by construction: at
+/// ``instant(afterFrames:)`` of the frames rendered so far it reads what the source rendered.
 public final class OfflineEngine: AudioEngine {
     public let format: AudioFormat
     /// What the voice capture stream records while capturing: a microphone stand-in. It reaches the
@@ -29,6 +36,9 @@ public final class OfflineEngine: AudioEngine {
     public let input: (any AudioSource)?
     /// How long a render call waits for one stream's source to be ready before it throws.
     public let readinessTimeout: Duration
+    /// The instant on the monotonic clock at which the engine's first frame is heard (see the type's
+    /// discussion).
+    public let timelineOrigin: MonotonicInstant
 
     private struct Streams {
         var order: [StreamID] = []
@@ -51,11 +61,15 @@ public final class OfflineEngine: AudioEngine {
     private let lastQuantum = Atomic<Int>(0)
 
     /// Creates an engine; `input` is what a voice session's capture records. A render call waits up
-    /// to `readinessTimeout` for each stream's source to be ready (see the type's discussion).
+    /// to `readinessTimeout` for each stream's source to be ready (see the type's discussion). Its
+    /// first frame is heard at `timelineOrigin` (by default the instant it is made; a test that wants
+    /// the same instants on every run passes ``MonotonicInstant/zero``).
     public init(
-        format: AudioFormat = .standard, input: (any AudioSource)? = nil, readinessTimeout: Duration = .seconds(10)
+        format: AudioFormat = .standard, input: (any AudioSource)? = nil, readinessTimeout: Duration = .seconds(10),
+        timelineOrigin: MonotonicInstant = .now
     ) {
         self.format = format
+        self.timelineOrigin = timelineOrigin
         self.input = input
         self.readinessTimeout = readinessTimeout
     }
@@ -73,6 +87,12 @@ public final class OfflineEngine: AudioEngine {
 
     /// Frames rendered since the engine was made.
     public var framesRendered: Int { control.withLock { $0.framesRendered } }
+
+    /// The instant on the engine's timeline at which the frame `frames` frames after its first is
+    /// heard: ``timelineOrigin`` plus their duration, to the nanosecond.
+    public func instant(afterFrames frames: Int) -> MonotonicInstant {
+        timelineOrigin + format.duration(ofFrames: frames)
+    }
 
     /// The open streams, in the order they were opened.
     public var openStreams: [StreamID] { streams.withLock { $0.order } }
@@ -103,6 +123,7 @@ public final class OfflineEngine: AudioEngine {
         _ id: StreamID, descriptor: StreamDescriptor, source: any AudioSource, gain: Float, paused: Bool
     ) throws(SessionError) -> any StreamControl {
         let renderer = StreamRenderer(source: source, gain: gain, paused: paused, format: format)
+        renderer.publishOutputLatency(nanoseconds: 0)
         try streams.withLock { streams throws(SessionError) in
             guard streams.renderers[id] == nil else {
                 throw SessionError(code: .streamRefused, message: "\(id) is already open on this engine")
@@ -192,10 +213,13 @@ public final class OfflineEngine: AudioEngine {
         }
         var mix = [Float](repeating: 0, count: frames * channels)
         var stems: [StreamID: [Float]] = [:]
+        let heardAt = instant(afterFrames: control.withLock { $0.framesRendered })
         for (id, renderer) in active {
             var stem = [Float](repeating: 0, count: frames * channels)
             stem.withUnsafeMutableBufferPointer { buffer in
-                renderer.render(into: buffer.baseAddress!, frames: frames, accumulate: false, suspended: isSuspended)
+                renderer.render(
+                    into: buffer.baseAddress!, frames: frames, accumulate: false, suspended: isSuspended,
+                    heardAt: heardAt)
             }
             for index in mix.indices { mix[index] += stem[index] }
             stems[id] = stem

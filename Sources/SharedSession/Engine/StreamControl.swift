@@ -29,4 +29,14 @@ public protocol StreamControl: AnyObject, Sendable {
     /// coming back over `release` once they are quiet. No meters: no voice-activity duck. The caller
     /// keeps the meters alive.
     func setActivityDuck(gain: Float, following meters: [ActivityMeter], attack: Duration, release: Duration)
+
+    /// The stream's output latency: the time from the start of a render cycle to the listener hearing
+    /// the first frame rendered in it, as the engine last measured it (the offline engine: zero).
+    /// `nil` while unknown: before the first cycle, or on an engine that cannot tell.
+    var outputLatency: Duration? { get }
+}
+
+extension StreamControl {
+    /// Unknown: an engine that cannot tell.
+    public var outputLatency: Duration? { nil }
 }

@@ -73,6 +73,14 @@ public struct SessionEvent: Sendable, Hashable, CustomStringConvertible {
         case reconnected(attempts: Int, downtime: Duration)
         /// The engine's render quantum changed.
         case quantumChanged(frames: Int)
+        /// A stream's output latency changed (``StreamHandle/outputLatency``): a route change, a quantum
+        /// change, a filter inserted. A player following a ``SharedSessionMedia`` clock at the ear
+        /// needs nothing more; one that schedules its own pictures re-syncs to the new figure. `from`
+        /// is nil for the stream's first figure.
+        case outputLatencyChanged(StreamID, from: Duration?, to: Duration)
+        /// The sound server reported a latency for a stream that cannot be right; the stream kept its
+        /// last figure, and clocks at the ear keep running from it.
+        case outputLatencyRejected(StreamID, reason: String)
         /// A request was refused; nothing held was changed.
         case requestRejected(SessionError)
         /// A unit's request was granted within one of its limits (a shallower duck, a duck instead of

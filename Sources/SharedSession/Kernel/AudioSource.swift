@@ -16,9 +16,22 @@
 /// - A source whose audio is made by another thread (a decoder) and can fall behind a host that
 ///   renders faster than real time implements ``waitUntilReady(frames:timeout:)``; every other
 ///   source keeps the default, which is always ready.
+/// - A source that keeps a clock a picture follows (a media file) implements
+///   ``render(into:frames:heardAt:)`` to learn when the listener hears what it renders; every other
+///   source keeps the default, which ignores the instant.
 public protocol AudioSource: AnyObject, Sendable {
     /// Writes up to `frames` interleaved stereo frames to `buffer` and returns the number written.
     func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int
+
+    /// Writes up to `frames` frames as ``render(into:frames:)`` does, told when the listener hears the
+    /// first of them: `heardAt` is that instant on the monotonic clock, as the engine computes it from
+    /// the route's latency (the PipeWire engine: the graph's and the device's delay and its own queue;
+    /// the offline engine: its timeline, with no latency). `nil` when the engine cannot tell this call
+    /// (it has no timing, or the sound server reported a latency it refused); the frames then follow
+    /// the ones before without a gap.
+    ///
+    /// The engines call this one. The default implementation calls ``render(into:frames:)``.
+    func render(into buffer: UnsafeMutablePointer<Float>, frames: Int, heardAt: MonotonicInstant?) -> Int
 
     /// Blocks the calling thread until the next ``render(into:frames:)`` of `frames` frames can be
     /// served in full (or up to the source's end), or throws when `timeout` passes first.
@@ -36,6 +49,11 @@ public protocol AudioSource: AnyObject, Sendable {
 }
 
 extension AudioSource {
+    /// Ignores the instant: calls ``render(into:frames:)``.
+    public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int, heardAt: MonotonicInstant?) -> Int {
+        render(into: buffer, frames: frames)
+    }
+
     /// Always ready: returns at once.
     public func waitUntilReady(frames: Int, timeout: Duration) throws(SessionError) {}
 }

@@ -66,6 +66,8 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private let pulledFrames = Atomic<Int>(0)
     private let silentFrames = Atomic<Int>(0)
     private let audibleFlag: Atomic<Bool>
+    /// The route's latency the engine last measured for this stream, in nanoseconds; -1: not yet.
+    private let latencyNanoseconds = Atomic<Int>(-1)
 
     // Render side only.
     private var gain: Float
@@ -202,12 +204,33 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     /// Frames the source could not deliver while the stream was playing (it ran dry or ended).
     public var framesMissing: Int { silentFrames.load(ordering: .relaxed) }
 
+    /// The stream's output latency as its engine last measured it (see
+    /// ``publishOutputLatency(nanoseconds:)``); `nil` before the first measurement.
+    public var outputLatency: Duration? {
+        let nanoseconds = latencyNanoseconds.load(ordering: .relaxed)
+        return nanoseconds < 0 ? nil : .nanoseconds(nanoseconds)
+    }
+
+    /// Called by the engine (on its render thread, or when it opens the stream) with the time from the
+    /// start of a render cycle to the listener hearing the first frame rendered in it: the route's
+    /// latency for this stream. One atomic store: real-time safe.
+    public func publishOutputLatency(nanoseconds: Int) {
+        latencyNanoseconds.store(max(0, nanoseconds), ordering: .relaxed)
+    }
+
     // MARK: Render side
 
     /// Renders `frames` frames into `output`, adding to what is there when `accumulate` is true and
     /// overwriting it otherwise. `suspended` silences the stream the way a pause does (an engine-wide
     /// interruption or suspend). Any frame count works; long requests are rendered in chunks.
-    public func render(into output: UnsafeMutablePointer<Float>, frames: Int, accumulate: Bool, suspended: Bool) {
+    ///
+    /// `heardAt` is when the listener hears the first of the frames (nil: the engine cannot tell);
+    /// the source is told it for each chunk it renders (``AudioSource/render(into:frames:heardAt:)``),
+    /// offset by the frames before the chunk.
+    public func render(
+        into output: UnsafeMutablePointer<Float>, frames: Int, accumulate: Bool, suspended: Bool,
+        heardAt: MonotonicInstant? = nil
+    ) {
         let generation = gainGeneration.load(ordering: .acquiring)
         if generation != seenGeneration {
             seenGeneration = generation
@@ -230,9 +253,12 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         var done = 0
         while done < frames {
             let chunk = min(frames &- done, scratchFrames)
+            let chunkHeardAt = heardAt.map {
+                MonotonicInstant(nanoseconds: $0.nanoseconds &+ Int64(done) &* 1_000_000_000 / Int64(format.sampleRate))
+            }
             renderChunk(
                 into: output + done &* channels, frames: chunk, offset: done, accumulate: accumulate, playing: playing,
-                following: following)
+                following: following, heardAt: chunkHeardAt)
             done = done &+ chunk
         }
         lastFrames = frames
@@ -289,7 +315,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     @inline(__always)
     private func renderChunk(
         into output: UnsafeMutablePointer<Float>, frames: Int, offset: Int, accumulate: Bool, playing: Bool,
-        following: Bool
+        following: Bool, heardAt: MonotonicInstant?
     ) {
         let runStep = 1 / Float(declickFrames)
         // Pull only the frames that will be heard: all of them while playing, and while fading out
@@ -305,7 +331,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         let input = accumulate ? scratch : output
         var pulled = 0
         if wanted > 0 {
-            pulled = max(0, min(wanted, source.render(into: input, frames: wanted)))
+            pulled = max(0, min(wanted, source.render(into: input, frames: wanted, heardAt: heardAt)))
             pulledFrames.add(pulled, ordering: .relaxed)
             if pulled < wanted, playing {
                 silentFrames.add(wanted &- pulled, ordering: .relaxed)

@@ -25,6 +25,16 @@ public final class StreamHandle: Sendable, CustomStringConvertible {
         try session.setStreamVolume(id, volume)
     }
 
+    /// The stream's output latency: the time from the start of a render cycle to the listener hearing
+    /// the first frame rendered in it, as the engine last measured it. On PipeWire it is the graph's
+    /// and the device's delay for this stream's route plus the stream's own queue: a quantum or two on
+    /// a plain sink, 150 to 250 ms on Bluetooth headphones. The offline engine's is zero. `nil` before
+    /// the stream's first cycle, after it closed, or on an engine that cannot tell. A change is the
+    /// event ``SessionEvent/outputLatencyChanged(_:from:to:)``.
+    public var outputLatency: Duration? {
+        session.lane.withLock { $0.controls[id]?.outputLatency }
+    }
+
     /// Closes the stream. Closing twice does nothing.
     public func close() {
         session.closeStream(id)

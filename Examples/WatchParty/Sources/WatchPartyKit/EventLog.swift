@@ -62,6 +62,10 @@ final class EventLog: SharedSessionDelegate {
     }
 
     private func gain(_ value: Float) -> String { String(format: "%.3f", value) }
+    private func milliseconds(_ value: Duration) -> String {
+        let (seconds, attoseconds) = value.components
+        return String(format: "%.1f", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
+    }
 
     private func describe(_ kind: SessionEvent.Kind) -> (String, String) {
         switch kind {
@@ -97,6 +101,12 @@ final class EventLog: SharedSessionDelegate {
         case .connectionLost(let reason): ("connection lost", reason)
         case .reconnected(let attempts, let downtime): ("reconnected", "after \(attempts) attempts, \(downtime)")
         case .quantumChanged(let frames): ("render quantum", "\(frames) frames")
+        case .outputLatencyChanged(let stream, let from, let to):
+            (
+                "output latency",
+                "\(name(stream)) \(from.map { "\(milliseconds($0)) ms" } ?? "unknown") → \(milliseconds(to)) ms"
+            )
+        case .outputLatencyRejected(let stream, let reason): ("output latency REFUSED", "\(name(stream)): \(reason)")
         case .requestRejected(let error): ("request REJECTED", "\(error)")
         case .limitApplied(let owner, let limit): ("limit applied", "\(owner): \(limit)")
         case .duckExpired(let duck): ("duck EXPIRED", "\(duck.id) of \(duck.owner) at its deadline")

@@ -140,6 +140,10 @@ extension SessionState {
             log.emit(.quantumChanged(frames: frames), cause)
         case .streamPlaying(let stream, let playing):
             return streamPlaying(stream, playing, at: now)
+        case .outputLatencyChanged(let stream, let from, let to):
+            log.emit(.outputLatencyChanged(stream, from: from, to: to), cause)
+        case .outputLatencyRejected(let stream, let reason):
+            log.emit(.outputLatencyRejected(stream, reason: reason), cause)
         }
         return .applied
     }
