@@ -20,6 +20,8 @@ final class CaptureSlot {
     /// The sink whose monitor is recorded (nil: the default sink); for the voice, the echo canceller's
     /// source while it cancels (nil: the default source).
     private var target: String?
+    /// Where the capture's buffers are stamped (tests), while it is on.
+    private var stamps: CaptureStamps?
     /// The capture's node, while connected.
     private(set) var node: PipeWireStream?
 
@@ -31,15 +33,18 @@ final class CaptureSlot {
     /// Starts capturing into `ring` (replacing any capture of this slot), at once if `core` is
     /// connected, else on the next connection. Throws, capturing nothing, if the node cannot be made.
     func start(
-        into ring: AudioRingBuffer, target: String? = nil, core: OpaquePointer?, observer: any StreamObserver
+        into ring: AudioRingBuffer, target: String? = nil, stamps: CaptureStamps? = nil, core: OpaquePointer?,
+        observer: any StreamObserver
     ) throws(SessionError) {
         node?.destroy()
         node = nil
         self.ring = ring
         self.target = target
+        self.stamps = stamps
         guard let core else { return }
         do {
-            node = try factory.capture(core: core, purpose: purpose, ring: ring, target: target, observer: observer)
+            node = try factory.capture(
+                core: core, purpose: purpose, ring: ring, target: target, stamps: stamps, observer: observer)
         } catch {
             self.ring = nil
             throw error
@@ -51,6 +56,7 @@ final class CaptureSlot {
         dropNode()
         ring = nil
         target = nil
+        stamps = nil
     }
 
     /// Destroys the node (the connection went away); the capture stays on for the next connection.
@@ -63,7 +69,8 @@ final class CaptureSlot {
     /// as the connection's other nodes that cannot be made.
     func reopen(core: OpaquePointer, observer: any StreamObserver) {
         guard let ring else { return }
-        node = try? factory.capture(core: core, purpose: purpose, ring: ring, target: target, observer: observer)
+        node = try? factory.capture(
+            core: core, purpose: purpose, ring: ring, target: target, stamps: stamps, observer: observer)
     }
 
     /// Makes the node again if it has not started in time (``StreamHealth/shouldRelink(at:)``). A capture
@@ -73,7 +80,8 @@ final class CaptureSlot {
         _ = old.health.check(at: now)
         guard old.health.shouldRelink(at: now) else { return }
         old.destroy()
-        node = try? factory.capture(core: core, purpose: purpose, ring: ring, target: target, observer: observer)
+        node = try? factory.capture(
+            core: core, purpose: purpose, ring: ring, target: target, stamps: stamps, observer: observer)
         node?.health = old.health.relinked(at: now)
     }
 }

@@ -66,6 +66,8 @@ final class EngineCore {
     /// Set when the connection broke, until the housekeeping has torn it down.
     private var brokenReason: String?
     private var quantum = QuantumWatch()
+    /// The output latency last reported for each stream (read when the quantum is).
+    private var latency = LatencyWatch()
     /// When the housekeeping last ran: fades are looked at ``fadeCheckInterval`` after it, however
     /// often events re-arm the timer meanwhile.
     private var lastHousekeeping = ContinuousClock.now
@@ -231,6 +233,7 @@ final class EngineCore {
             return reschedule()
         }
         if let event = quantum.read(shared.quantum.load(ordering: .relaxed), at: now) { delivery.emit(event) }
+        readLatencies()
         for id in streams.keys.sorted() {
             guard let node = streams[id]?.node else { continue }
             if let fault = node.health.check(at: now) { delivery.emit(.streamFault(stream: id, reason: fault)) }
@@ -261,6 +264,22 @@ final class EngineCore {
         if let adoptionDue = adoptionDue(after: now) { due.append(adoptionDue) }
         if let echoDue = echo.nextDue { due.append(echoDue) }
         timer.arm(for: due.min())
+    }
+
+    /// Reports each stream's output latency that changed and each latency a node refused since the
+    /// last look. Read with the quantum: often while the graph may be re-planning (a route change, a
+    /// node added), every ``QuantumWatch/quietInterval`` otherwise.
+    private func readLatencies() {
+        for id in streams.keys.sorted() {
+            guard let open = streams[id] else { continue }
+            if let event = latency.read(open.renderer.outputLatency, of: id) { delivery.emit(event) }
+            if let node = open.node {
+                for event in latency.readRefusals(node.timing, of: [id]) { delivery.emit(event) }
+            }
+        }
+        if let node = bus.node {
+            for event in latency.readRefusals(node.timing, of: bus.memberIDs) { delivery.emit(event) }
+        }
     }
 
     /// Something that may change the graph's quantum happened: read it often for a while.
@@ -314,6 +333,7 @@ final class EngineCore {
             }
         }
         streams[id] = nil
+        latency.forget(id)
         closeOnBus(id)
         reschedule()
     }

@@ -151,7 +151,10 @@ final class OverlayBus {
     /// Real-time: renders one cycle of every overlay into `output` (overwritten). Atomics, the table
     /// and the renderers only: no lock, allocation, reference count or system call.
     @inline(__always)
-    func render(into output: UnsafeMutablePointer<Float>, frames: Int, suspended: Bool) {
+    func render(
+        into output: UnsafeMutablePointer<Float>, frames: Int, suspended: Bool,
+        heard: (heardAt: MonotonicInstant, latency: Int)? = nil
+    ) {
         let cycle = begun.add(1, ordering: .sequentiallyConsistent).newValue
         let bits = current.load(ordering: .sequentiallyConsistent)
         output.update(repeating: 0, count: frames &* channels)
@@ -160,10 +163,15 @@ final class OverlayBus {
                 table.unretained.withUnsafeBufferPointer { renderers in
                     for index in renderers.indices {
                         renderers[index]._withUnsafeGuaranteedRef { renderer in
+                            if let heard { renderer.publishOutputLatency(nanoseconds: heard.latency) }
                             if renderer.measuresActivity {
-                                renderAlone(renderer, into: output, frames: frames, suspended: suspended)
+                                renderAlone(
+                                    renderer, into: output, frames: frames, suspended: suspended,
+                                    heardAt: heard?.heardAt)
                             } else {
-                                renderer.render(into: output, frames: frames, accumulate: true, suspended: suspended)
+                                renderer.render(
+                                    into: output, frames: frames, accumulate: true, suspended: suspended,
+                                    heardAt: heard?.heardAt)
                             }
                         }
                     }
@@ -177,12 +185,18 @@ final class OverlayBus {
     /// then adds it in: the renderer meters only what it renders without `accumulate`.
     @inline(__always)
     private func renderAlone(
-        _ renderer: StreamRenderer, into output: UnsafeMutablePointer<Float>, frames: Int, suspended: Bool
+        _ renderer: StreamRenderer, into output: UnsafeMutablePointer<Float>, frames: Int, suspended: Bool,
+        heardAt: MonotonicInstant?
     ) {
         var done = 0
         while done < frames {
             let chunk = min(frames &- done, scratchFrames)
-            renderer.render(into: scratch, frames: chunk, accumulate: false, suspended: suspended)
+            let chunkHeardAt = heardAt.map {
+                MonotonicInstant(
+                    nanoseconds: $0.nanoseconds &+ Int64(done) &* 1_000_000_000 / Int64(renderer.format.sampleRate))
+            }
+            renderer.render(
+                into: scratch, frames: chunk, accumulate: false, suspended: suspended, heardAt: chunkHeardAt)
             let target = output + done &* channels
             for index in 0..<(chunk &* channels) { target[index] += scratch[index] }
             done &+= chunk

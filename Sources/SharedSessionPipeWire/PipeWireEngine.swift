@@ -186,9 +186,10 @@ public final class PipeWireEngine: AudioEngine {
     /// Records the monitor of `sink` (nil: the default sink) into `ring`, through a capture stream
     /// that survives reconnections like the others. For tests that measure what was played.
     @_spi(Testing) public func startMonitorRecording(
-        into ring: AudioRingBuffer, sink: String? = nil
+        into ring: AudioRingBuffer, sink: String? = nil, stamps: CaptureStamps? = nil
     ) throws(SessionError) {
-        try loop.withLock { core throws(SessionError) in try core.startMonitor(into: ring, target: sink) }
+        try loop.withLock { core throws(SessionError) in try core.startMonitor(into: ring, target: sink, stamps: stamps)
+        }
     }
 
     /// Stops ``startMonitorRecording(into:sink:)``.

@@ -18,7 +18,7 @@ protocol StreamObserver: AnyObject {
 final class PipeWireStream {
     enum Kind {
         case playback(StreamRenderer)
-        case capture(AudioRingBuffer)
+        case capture(AudioRingBuffer, CaptureStamps?)
         /// The overlay bus of the mixed layout: every overlay's renderer into one buffer.
         case bus(OverlayBus)
     }
@@ -29,6 +29,9 @@ final class PipeWireStream {
     private let stream: OpaquePointer
     private let shared: RealtimeShared
     private let channels: Int
+    private let sampleRate: Int
+    /// What the process callback found about the stream's timing (playback streams).
+    let timing = StreamTiming()
     private let listener: Listener<pw_stream_events>
     weak var observer: (any StreamObserver)?
 
@@ -57,6 +60,7 @@ final class PipeWireStream {
         self.name = name
         self.shared = shared
         self.channels = format.channels
+        self.sampleRate = format.sampleRate
         listener = Listener(pw_stream_events()) { Self.fillEvents($0, kind: kind) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         listener.add { pw_stream_add_listener(stream, $0, $1, context) }
@@ -155,11 +159,24 @@ final class PipeWireStream {
             if frames == 0 || frames > capacity { frames = capacity }
             let output = base.assumingMemoryBound(to: Float.self)
             let suspended = shared.suspended.load(ordering: .relaxed)
+            // When this buffer's first frame is heard: read before it is queued, as stream.h says.
+            var time = pw_time()
+            let heard =
+                pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0
+                ? timing.note(
+                    LatencyReading(
+                        now: time.now, rateNumerator: time.rate.num, rateDenominator: time.rate.denom,
+                        delay: time.delay, queued: time.queued, buffered: time.buffered, frames: frames),
+                    sampleRate: sampleRate) : nil
             if let renderer {
-                renderer.render(into: output, frames: frames, accumulate: false, suspended: suspended)
+                if let heard { renderer.publishOutputLatency(nanoseconds: heard.latency) }
+                renderer.render(
+                    into: output, frames: frames, accumulate: false, suspended: suspended, heardAt: heard?.heardAt)
             } else if let bus {
-                bus.render(into: output, frames: frames, suspended: suspended)
+                bus.render(into: output, frames: frames, suspended: suspended, heard: heard)
             }
+            // `queued` counts frames: what the graph has not taken yet of what this stream queued.
+            buffer.pointee.size = UInt64(frames)
             let chunk = data.pointee.chunk!
             chunk.pointee.offset = 0
             chunk.pointee.stride = Int32(stride)
@@ -171,8 +188,16 @@ final class PipeWireStream {
 
     /// Real-time: copies one received buffer into the ring (frames that do not fit are dropped).
     @inline(__always)
-    fileprivate func processCapture(_ ring: AudioRingBuffer) {
+    fileprivate func processCapture(_ ring: AudioRingBuffer, stamps: CaptureStamps?) {
         guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
+        if let stamps, let data = buffer.pointee.buffer.pointee.datas, let chunk = data.pointee.chunk {
+            var time = pw_time()
+            if pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0 {
+                stamps.note(
+                    frames: Int(chunk.pointee.size) / (channels &* 4), now: time.now, delay: time.delay,
+                    rate: (time.rate.num, time.rate.denom), queued: time.queued, buffered: time.buffered)
+            }
+        }
         let data = buffer.pointee.buffer.pointee.datas!
         if let base = data.pointee.data, let chunk = data.pointee.chunk {
             let maxSize = Int(data.pointee.maxsize)
@@ -221,7 +246,7 @@ final class PipeWireStream {
             events.pointee.process = { data in
                 guard let data else { return }
                 let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
-                if case .capture(let ring) = stream.kind { stream.processCapture(ring) }
+                if case .capture(let ring, let stamps) = stream.kind { stream.processCapture(ring, stamps: stamps) }
             }
         }
     }

@@ -1,0 +1,204 @@
+import Foundation
+import SharedSession
+import SharedSessionMedia
+@_spi(Testing) import SharedSessionPipeWire
+import SharedSessionTesting
+import Testing
+
+/// A recording of what a sink played, each frame placed on the monotonic clock by the recorder's own
+/// `pw_stream_get_time_n` (the cycle's `now`, less the delay from the device, which is 0 for a monitor
+/// of the sink: the monitor carries what the sink played in that cycle), and the clicks found in it.
+final class ClickRecorder {
+    /// Media frames of the clicks: one sample at 0.9 every half second, from 0.25 s, in a 30 s file.
+    static let spacing = 24_000
+    static let first = 12_000
+    static let seconds = 30
+
+    /// A WAV file of single-sample clicks at known media times.
+    static func file() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "sharedsession-clicks-\(getpid()).wav"
+        ).path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        var samples = [Float](repeating: 0, count: seconds * 48_000 * 2)
+        var frame = first
+        while frame < seconds * 48_000 {
+            samples[frame * 2] = 0.9
+            samples[frame * 2 + 1] = 0.9
+            frame += spacing
+        }
+        try WAVFile.write(samples, to: path)
+        return path
+    }
+
+    let stamps = CaptureStamps()
+    let recorder: SinkRecorder
+    private var searched = 0
+
+    /// Records the sink named `sink`: the device, whatever route the movie takes to it.
+    init(sink: String = "sharedsession-sink") throws {
+        recorder = try SinkRecorder(sink: sink, stamps: stamps)
+    }
+
+    func stop() { recorder.stop() }
+
+    /// The instants (monotonic nanoseconds) at which the sink played the clicks recorded since the last
+    /// call.
+    func clicksHeard() -> [Int64] {
+        recorder.poll()
+        let samples = recorder.samples
+        let all = stamps.stamps
+        var heard: [Int64] = []
+        var frame = searched
+        while frame < samples.count / 2 {
+            if samples[frame * 2] > 0.45 {
+                guard let stamp = all.last(where: { $0.frame <= frame }), stamp.rateDenominator > 0 else { break }
+                let delay = stamp.delay * 1_000_000_000 * Int64(stamp.rateNumerator) / Int64(stamp.rateDenominator)
+                heard.append(stamp.now - delay + Int64(frame - stamp.frame) * 1_000_000_000 / 48_000)
+            }
+            frame += 1
+        }
+        searched = frame
+        return heard
+    }
+
+    /// For `duration`, each click the sink played: what `movie`'s clock at the ear read at that
+    /// instant, less the click's media time, in milliseconds (the nearest click's: they are 500 ms
+    /// apart, and the clock is never that far off).
+    func errors(of movie: MediaFileSource, for duration: Duration) async throws -> [Double] {
+        var errors: [Double] = []
+        let end = ContinuousClock.now + duration
+        while ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(50))
+            for instant in clicksHeard() {
+                let read = movie.clock(at: MonotonicInstant(nanoseconds: instant))
+                let frames = Double(read.components.seconds) * 48_000 + Double(read.components.attoseconds) * 48e-15
+                let click =
+                    ((frames - Double(Self.first)) / Double(Self.spacing)).rounded() * Double(Self.spacing)
+                    + Double(Self.first)
+                errors.append((frames - click) / 48)
+            }
+        }
+        return errors
+    }
+}
+
+/// The worst of `errors` by magnitude, and its median, in milliseconds.
+func summary(_ errors: [Double]) -> (median: Double, worst: Double) {
+    guard !errors.isEmpty else { return (.nan, .nan) }
+    let sorted = errors.map(abs).sorted()
+    return (sorted[sorted.count / 2], sorted.last!)
+}
+
+extension DaemonTests {
+    @Suite("The clock at the ear", .serialized)
+    struct HeardClockTests {
+        /// The accuracy promised on a plain sink: the clock reads the click's time when the sink plays it.
+        static let tolerance = 1.0
+
+        @Test(
+            "daemon: at quanta 256, 1024 and 4096 the clock at the ear reads each click when the sink plays it, after seeks and pauses too"
+        )
+        func clicksOnTheNullSink() async throws {
+            try Daemon.requirePrivate()
+            Daemon.forceQuantum(256)
+            defer { Daemon.forceQuantum(0) }
+            let clicks = try ClickRecorder()
+            defer { clicks.stop() }
+            let engine = try PipeWireEngine(applicationName: "SharedSession clock test")
+            defer { engine.shutdown() }
+            let events = EventLog<EngineEvent>()
+            engine.setEventHandler { [events] in events.append($0) }
+            let movie = try MediaFileSource(path: try ClickRecorder.file(), startsPlaying: true)
+            let control = try engine.openStream(
+                mainID, descriptor: StreamDescriptor(name: "movie", role: .movie), source: movie, gain: 1,
+                paused: false)
+
+            var table: [String] = []
+            for (quantum, seek) in [(256, 10), (1024, 16), (4096, 22)] {
+                Daemon.forceQuantum(quantum)
+                let latency = Duration.nanoseconds(Int64(quantum) * 1_000_000_000 / 48_000)
+                // The latency the engine reports: a quantum to the null sink's device, and an event for it.
+                let event = await events.wait(timeout: .seconds(5)) { event in
+                    guard case .outputLatencyChanged(mainID, _, let to) = event else { return false }
+                    return abs((to - latency) / .milliseconds(1)) < 0.5
+                }
+                guard
+                    case .outputLatencyChanged(_, _, let reported) = try #require(
+                        event, "no latency event for \(quantum)")
+                else { return }
+                #expect(control.outputLatency.map { abs(($0 - latency) / .milliseconds(1)) < 0.5 } == true)
+                _ = clicks.clicksHeard()  // the quantum change's own transition is not measured
+                let playing = try await clicks.errors(of: movie, for: .milliseconds(2200))
+
+                // A seek: the clock reads its time at once and holds it until its audio is heard.
+                try movie.seek(to: .seconds(seek))
+                #expect(movie.heardClock == .seconds(seek))
+                let afterSeek = try await clicks.errors(of: movie, for: .milliseconds(1800))
+                #expect(movie.heardClock > .seconds(seek) + .milliseconds(1000))
+
+                // A pause: the clock stops once the last frame delivered is heard, and stays stopped.
+                movie.pause()
+                try await Task.sleep(for: .milliseconds(300))
+                let stopped = movie.heardClock
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(movie.heardClock == stopped)
+                movie.play()
+                _ = clicks.clicksHeard()
+                let afterPause = try await clicks.errors(of: movie, for: .milliseconds(1800))
+
+                let all = playing + afterSeek + afterPause
+                let (median, worst) = summary(all)
+                table.append(
+                    "quantum \(quantum): latency \(reported), \(all.count) clicks, error median \(String(format: "%.3f", median)) ms, worst \(String(format: "%.3f", worst)) ms"
+                )
+                #expect(playing.count >= 3 && afterSeek.count >= 3 && afterPause.count >= 3)
+                #expect(all.allSatisfy { abs($0) <= Self.tolerance }, "quantum \(quantum): \(all)")
+            }
+            print("[measure] clock at the ear, null sink:\n  " + table.joined(separator: "\n  "))
+            #expect(movie.underrunCount == 0)
+        }
+
+        @Test("daemon: read every millisecond for 10 s, the clock at the ear never goes back and never steps")
+        func smooth() async throws {
+            try Daemon.requirePrivate()
+            let engine = try PipeWireEngine(applicationName: "SharedSession clock test")
+            defer { engine.shutdown() }
+            let movie = try MediaFileSource(path: try ClickRecorder.file(), startsPlaying: true)
+            _ = try engine.openStream(
+                mainID, descriptor: StreamDescriptor(name: "movie", role: .movie), source: movie, gain: 1,
+                paused: false)
+            // Until the first frame is heard.
+            let started = ContinuousClock.now + .seconds(5)
+            while movie.heardClock == .zero, ContinuousClock.now < started { usleep(1000) }
+
+            var samples: [(at: MonotonicInstant, clock: Duration)] = []
+            samples.reserveCapacity(11_000)
+            let end = MonotonicInstant.now + .seconds(10)
+            while true {
+                let at = MonotonicInstant.now
+                guard at < end else { break }
+                samples.append((at, movie.clock(at: at)))
+                usleep(1000)
+            }
+            var backwards = 0
+            var worstExcess = Duration.zero
+            for index in samples.indices.dropFirst() {
+                let step = samples[index].clock - samples[index - 1].clock
+                let interval = samples[index].at - samples[index - 1].at
+                if step < .zero { backwards += 1 }
+                worstExcess = max(worstExcess, step - interval)
+            }
+            let first = samples.first!, last = samples.last!
+            let rate = (last.clock - first.clock) / (last.at - first.at)
+            print(
+                "[measure] clock at the ear read \(samples.count) times over 10 s: \(backwards) steps back, "
+                    + "largest step \(worstExcess) beyond the time between reads, advanced at \(rate)× the monotonic clock"
+            )
+            #expect(samples.count > 5000)
+            #expect(backwards == 0)
+            #expect(worstExcess <= .milliseconds(1))
+            #expect(abs(rate - 1) < 0.001)
+        }
+    }
+}
