@@ -1,3 +1,4 @@
+import CDelaySink
 import Foundation
 import SharedSession
 import SharedSessionMedia
@@ -157,6 +158,92 @@ extension DaemonTests {
             }
             print("[measure] clock at the ear, null sink:\n  " + table.joined(separator: "\n  "))
             #expect(movie.underrunCount == 0)
+        }
+
+        /// The accuracy promised through a sink that declares a long latency.
+        static let declaredTolerance = 2.0
+
+        @Test(
+            "daemon: through a sink with a declared 200 ms delay the clock reads each click within 2 ms; the route change is an event, both ways"
+        )
+        func clicksThroughADelayingSink() async throws {
+            try Daemon.requirePrivate()
+            // The null sink is the default throughout: WirePlumber remembers the sinks chosen before and
+            // could make the delaying sink the default when it appears.
+            Daemon.setDefaultSink("sharedsession-sink")
+            defer { Daemon.setDefaultSink(nil) }
+            let clicks = try ClickRecorder(sink: "sharedsession-sink")
+            defer { clicks.stop() }
+            // An application name of this run's own: WirePlumber's stream restore (on, as on a desktop)
+            // remembers where a stream of that name last played, and a run before may have left it on
+            // the delaying sink.
+            let engine = try PipeWireEngine(applicationName: "SharedSession clock test \(getpid())")
+            defer { engine.shutdown() }
+            let events = EventLog<EngineEvent>()
+            engine.setEventHandler { [events] in events.append($0) }
+            let movie = try MediaFileSource(path: try ClickRecorder.file(), startsPlaying: true)
+            let control = try engine.openStream(
+                mainID, descriptor: StreamDescriptor(name: "movie", role: .movie), source: movie, gain: 1,
+                paused: false)
+            let plain = try await clicks.errors(of: movie, for: .milliseconds(1500))
+            let direct = try #require(control.outputLatency)
+
+            var message = [CChar](repeating: 0, count: 256)
+            let made = delay_sink_create("clock-test-delay-sink", "sharedsession-sink", 9600, &message, 256)
+            let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let sink = try #require(made, "the delaying sink: \(why)")
+            defer { delay_sink_destroy(sink) }
+            try await Task.sleep(for: .milliseconds(500))
+
+            // To the delaying sink: the latency grows by its 200 ms, and says so.
+            // Moved as a user moves one stream in a mixer (pavucontrol, `wpctl`): the stream's node gets a
+            // `target.object` in the default metadata, and the session manager relinks it. (Changing the
+            // default sink instead would move the recorder of the null sink's monitor too.)
+            let node = try #require(Daemon.ownNodeNames().first { !$0.hasSuffix(".monitor") }, "the movie's node")
+            let nodeID = try #require(Daemon.nodeID(named: node), "the id of \(node)")
+            let before = events.count
+            Daemon.run("pw-metadata", ["\(nodeID)", "target.object", "clock-test-delay-sink"])
+            let moved = await events.wait(timeout: .seconds(10), after: before) { event in
+                guard case .outputLatencyChanged(mainID, _, let to) = event else { return false }
+                return to > .milliseconds(150)
+            }
+            guard
+                case .outputLatencyChanged(_, let from, let to) = try #require(
+                    moved, "no latency event to the delaying sink")
+            else { return }
+            try await Task.sleep(for: .milliseconds(500))  // the move's own transition is not measured
+            _ = clicks.clicksHeard()
+            let delayed = try await clicks.errors(of: movie, for: .milliseconds(3000))
+            try movie.seek(to: .seconds(12))
+            #expect(movie.heardClock == .seconds(12))
+            try await Task.sleep(for: .milliseconds(100))
+            // 100 ms after the seek its audio is still on its way: the clock holds the seek's time.
+            #expect(movie.heardClock == .seconds(12))
+            let afterSeek = try await clicks.errors(of: movie, for: .milliseconds(2000))
+
+            // And back: the latency event fires again.
+            let beforeBack = events.count
+            Daemon.run("pw-metadata", ["\(nodeID)", "target.object", "sharedsession-sink"])
+            let back = await events.wait(timeout: .seconds(10), after: beforeBack) { event in
+                guard case .outputLatencyChanged(mainID, _, let to) = event else { return false }
+                return to < .milliseconds(50)
+            }
+            #expect(back != nil, "no latency event back to the null sink")
+            try await Task.sleep(for: .milliseconds(500))
+            _ = clicks.clicksHeard()
+            let returned = try await clicks.errors(of: movie, for: .milliseconds(1500))
+
+            let (median, worst) = summary(delayed + afterSeek)
+            print(
+                "[measure] clock at the ear through a 200 ms sink: latency \(direct) → \(to) (event from \(String(describing: from))), "
+                    + "\((delayed + afterSeek).count) clicks, error median \(String(format: "%.3f", median)) ms, "
+                    + "worst \(String(format: "%.3f", worst)) ms; plain sink before \(plain.map { String(format: "%.3f", $0) }), "
+                    + "after \(returned.map { String(format: "%.3f", $0) })")
+            #expect(abs((to - direct - .milliseconds(200)) / .milliseconds(1)) < 1)
+            #expect(delayed.count >= 4 && afterSeek.count >= 2)
+            #expect((delayed + afterSeek).allSatisfy { abs($0) <= Self.declaredTolerance }, "\(delayed + afterSeek)")
+            #expect((plain + returned).allSatisfy { abs($0) <= Self.tolerance }, "\(plain + returned)")
+            #expect(delay_sink_cycles(sink) > 100)
         }
 
         @Test("daemon: read every millisecond for 10 s, the clock at the ear never goes back and never steps")

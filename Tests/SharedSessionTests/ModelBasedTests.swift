@@ -398,7 +398,6 @@ final class Runner {
             (1, { .connectionLost }),
             (1, { .reconnected(attempts: pick([1, 3])) }),
             (1, { .quantumChanged(pick([256, 1024, 4096])) }),
-            (1, { .outputLatency(overlay: pick([nil, 0]), milliseconds: pick([11, 43, 213])) }),
         ]
         if !leases.isEmpty {
             choices.append((4, { .releaseLease(Int.random(in: 0..<self.leases.count, using: &rng)) }))
@@ -421,6 +420,7 @@ final class Runner {
             choices.append((1, { .closeMain }))
             choices.append((1, { .externalVolume(overlay: nil, volume) }))
             choices.append((1, { .streamFault(overlay: nil) }))
+            choices.append((1, { .outputLatency(overlay: nil, milliseconds: pick([11, 43, 213])) }))
         }
         if !overlays.isEmpty {
             let overlay = { Int.random(in: 0..<self.overlays.count, using: &rng) }
@@ -430,6 +430,7 @@ final class Runner {
                 (3, { .followActivity(owner: owner, overlay: overlay(), level: level, holdMilliseconds: hold) }))
             choices.append((1, { .streamFault(overlay: overlay()) }))
             choices.append((1, { .externalVolume(overlay: overlay(), volume) }))
+            choices.append((1, { .outputLatency(overlay: overlay(), milliseconds: pick([11, 43, 213])) }))
         }
         if !closedStreams.isEmpty {
             let closed = { Int.random(in: 0..<self.closedStreams.count, using: &rng) }

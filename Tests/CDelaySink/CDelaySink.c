@@ -1,0 +1,219 @@
+#include "CDelaySink.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pipewire/pipewire.h>
+#include <spa/param/audio/format-utils.h>
+#include <spa/param/latency-utils.h>
+#include <spa/utils/result.h>
+
+#define CHANNELS 2
+// Frames the ring holds: the delay plus the largest quantum, with room (a power of two).
+#define RING_FRAMES (1u << 17)
+
+struct delay_sink {
+    struct pw_thread_loop *loop;
+    struct pw_context *context;
+    struct pw_core *core;
+    struct pw_stream *capture;
+    struct pw_stream *playback;
+    struct spa_hook capture_listener;
+    struct spa_hook playback_listener;
+    uint32_t delay_frames;
+    // Data thread only: the ring of every frame received, and the frames written so far.
+    float *ring;
+    uint64_t written;
+    atomic_uint_fast64_t cycles;
+};
+
+// Declares on the sink's port the latency downstream of it (what the playback stream learned from the
+// target) plus the delay, and at least the one quantum a device plays late: the null sink the test
+// records declares none, though it plays a quantum late like every driver (BlueZ and ALSA declare
+// min_quantum 1). Loop thread.
+static void declare_latency(struct delay_sink *sink, const struct spa_latency_info *downstream) {
+    struct spa_latency_info info = *downstream;
+    info.direction = SPA_DIRECTION_INPUT;
+    if (info.min_quantum < 1.0f) info.min_quantum = 1.0f;
+    if (info.max_quantum < 1.0f) info.max_quantum = 1.0f;
+    info.min_rate += sink->delay_frames;
+    info.max_rate += sink->delay_frames;
+    uint8_t buffer[1024];
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    const struct spa_pod *params[1] = {spa_latency_build(&builder, SPA_PARAM_Latency, &info)};
+    pw_stream_update_params(sink->capture, params, 1);
+}
+
+static void playback_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
+    struct delay_sink *sink = data;
+    if (id != SPA_PARAM_Latency || param == NULL) return;
+    struct spa_latency_info info;
+    if (spa_latency_parse(param, &info) < 0 || info.direction != SPA_DIRECTION_INPUT) return;
+    declare_latency(sink, &info);
+}
+
+static void capture_process(void *data) {
+    struct delay_sink *sink = data;
+    pw_stream_trigger_process(sink->playback);
+}
+
+// Data thread: the capture's buffer into the ring, and the frames `delay_frames` before it out.
+static void playback_process(void *data) {
+    struct delay_sink *sink = data;
+    struct pw_buffer *in = pw_stream_dequeue_buffer(sink->capture);
+    struct pw_buffer *out = pw_stream_dequeue_buffer(sink->playback);
+    uint32_t frames = 0;
+    if (in != NULL) {
+        struct spa_data *d = &in->buffer->datas[0];
+        uint32_t offset = SPA_MIN(d->chunk->offset, d->maxsize);
+        uint32_t size = SPA_MIN(d->chunk->size, d->maxsize - offset);
+        frames = size / (CHANNELS * sizeof(float));
+        const float *samples = SPA_PTROFF(d->data, offset, const float);
+        for (uint32_t i = 0; i < frames; i++) {
+            uint64_t at = (sink->written + i) & (RING_FRAMES - 1);
+            sink->ring[at * CHANNELS] = samples[i * CHANNELS];
+            sink->ring[at * CHANNELS + 1] = samples[i * CHANNELS + 1];
+        }
+    }
+    if (out != NULL) {
+        struct spa_data *d = &out->buffer->datas[0];
+        uint32_t capacity = d->maxsize / (CHANNELS * sizeof(float));
+        uint32_t count = in != NULL ? SPA_MIN(frames, capacity) : SPA_MIN((uint32_t)out->requested, capacity);
+        float *samples = d->data;
+        for (uint32_t i = 0; i < count; i++) {
+            uint64_t position = sink->written + i;
+            if (position < sink->delay_frames) {
+                samples[i * CHANNELS] = 0;
+                samples[i * CHANNELS + 1] = 0;
+            } else {
+                uint64_t at = (position - sink->delay_frames) & (RING_FRAMES - 1);
+                samples[i * CHANNELS] = sink->ring[at * CHANNELS];
+                samples[i * CHANNELS + 1] = sink->ring[at * CHANNELS + 1];
+            }
+        }
+        d->chunk->offset = 0;
+        d->chunk->stride = CHANNELS * sizeof(float);
+        d->chunk->size = count * CHANNELS * sizeof(float);
+        out->size = count;
+        pw_stream_queue_buffer(sink->playback, out);
+    }
+    if (in != NULL) {
+        sink->written += frames;
+        pw_stream_queue_buffer(sink->capture, in);
+    }
+    atomic_fetch_add(&sink->cycles, 1);
+}
+
+static const struct pw_stream_events capture_events = {
+    PW_VERSION_STREAM_EVENTS,
+    .process = capture_process,
+};
+
+static const struct pw_stream_events playback_events = {
+    PW_VERSION_STREAM_EVENTS,
+    .param_changed = playback_param_changed,
+    .process = playback_process,
+};
+
+static const struct spa_pod *audio_format(struct spa_pod_builder *builder) {
+    struct spa_audio_info_raw info = {
+        .format = SPA_AUDIO_FORMAT_F32, .rate = 48000, .channels = CHANNELS,
+        .position = {SPA_AUDIO_CHANNEL_FL, SPA_AUDIO_CHANNEL_FR}};
+    return spa_format_audio_raw_build(builder, SPA_PARAM_EnumFormat, &info);
+}
+
+void delay_sink_destroy(delay_sink *sink) {
+    if (sink == NULL) return;
+    if (sink->loop != NULL) pw_thread_loop_stop(sink->loop);
+    if (sink->capture != NULL) pw_stream_destroy(sink->capture);
+    if (sink->playback != NULL) pw_stream_destroy(sink->playback);
+    if (sink->core != NULL) pw_core_disconnect(sink->core);
+    if (sink->context != NULL) pw_context_destroy(sink->context);
+    if (sink->loop != NULL) pw_thread_loop_destroy(sink->loop);
+    free(sink->ring);
+    free(sink);
+}
+
+uint64_t delay_sink_cycles(delay_sink *sink) { return atomic_load(&sink->cycles); }
+
+delay_sink *delay_sink_create(const char *node_name, const char *target_sink, uint32_t delay_frames,
+                              char *error, size_t error_size) {
+    pw_init(NULL, NULL);
+    if (delay_frames + 16384 > RING_FRAMES) {
+        snprintf(error, error_size, "a delay of %u frames is more than the ring holds (%u)", delay_frames,
+                 RING_FRAMES - 16384);
+        return NULL;
+    }
+    struct delay_sink *sink = calloc(1, sizeof(*sink));
+    sink->delay_frames = delay_frames;
+    sink->ring = calloc(RING_FRAMES * CHANNELS, sizeof(float));
+    sink->loop = pw_thread_loop_new("delay-sink", NULL);
+    if (sink->loop == NULL) {
+        snprintf(error, error_size, "pw_thread_loop_new failed: %s", strerror(errno));
+        delay_sink_destroy(sink);
+        return NULL;
+    }
+    sink->context = pw_context_new(pw_thread_loop_get_loop(sink->loop), NULL, 0);
+    pw_thread_loop_lock(sink->loop);
+    pw_thread_loop_start(sink->loop);
+    sink->core = sink->context ? pw_context_connect(sink->context, NULL, 0) : NULL;
+    if (sink->core == NULL) {
+        pw_thread_loop_unlock(sink->loop);
+        snprintf(error, error_size, "no PipeWire daemon to connect to: %s", strerror(errno));
+        delay_sink_destroy(sink);
+        return NULL;
+    }
+    // One group, as module-loopback's two streams: the sink side is scheduled by the driver its output
+    // plays to, whether or not anything else links it to one.
+    char group[64];
+    snprintf(group, sizeof(group), "clock-test-delay-%d", (int)getpid());
+    sink->capture = pw_stream_new(
+        sink->core, node_name,
+        pw_properties_new(PW_KEY_MEDIA_CLASS, "Audio/Sink", PW_KEY_NODE_NAME, node_name, PW_KEY_NODE_DESCRIPTION,
+                          "SharedSession test sink with a declared delay", "audio.position", "[ FL FR ]",
+                          PW_KEY_PRIORITY_SESSION, "10", PW_KEY_NODE_GROUP, group, PW_KEY_NODE_LINK_GROUP, group,
+                          PW_KEY_NODE_VIRTUAL, "true", NULL));
+    sink->playback = pw_stream_new(
+        sink->core, "delay sink output",
+        pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback", PW_KEY_NODE_NAME,
+                          "clock-test-delay-output", PW_KEY_TARGET_OBJECT, target_sink, PW_KEY_NODE_PASSIVE,
+                          "true", PW_KEY_NODE_DONT_RECONNECT, "true", "stream.dont-remix", "true", PW_KEY_NODE_GROUP, group, PW_KEY_NODE_LINK_GROUP, group,
+                          PW_KEY_NODE_VIRTUAL, "true", NULL));
+    if (sink->capture == NULL || sink->playback == NULL) {
+        pw_thread_loop_unlock(sink->loop);
+        snprintf(error, error_size, "pw_stream_new failed: %s", strerror(errno));
+        delay_sink_destroy(sink);
+        return NULL;
+    }
+    pw_stream_add_listener(sink->capture, &sink->capture_listener, &capture_events, sink);
+    pw_stream_add_listener(sink->playback, &sink->playback_listener, &playback_events, sink);
+
+    uint8_t buffer[1024];
+    struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    const struct spa_pod *params[1] = {audio_format(&builder)};
+    int result = pw_stream_connect(sink->capture, PW_DIRECTION_INPUT, PW_ID_ANY,
+                                   PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS |
+                                       PW_STREAM_FLAG_RT_PROCESS,
+                                   params, 1);
+    if (result >= 0) {
+        result = pw_stream_connect(sink->playback, PW_DIRECTION_OUTPUT, PW_ID_ANY,
+                                   PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS |
+                                       PW_STREAM_FLAG_RT_PROCESS | PW_STREAM_FLAG_TRIGGER,
+                                   params, 1);
+    }
+    if (result < 0) {
+        pw_thread_loop_unlock(sink->loop);
+        snprintf(error, error_size, "pw_stream_connect failed: %s", spa_strerror(result));
+        delay_sink_destroy(sink);
+        return NULL;
+    }
+    // Declared from the start, before the target's latency arrives.
+    struct spa_latency_info none = SPA_LATENCY_INFO(SPA_DIRECTION_INPUT);
+    declare_latency(sink, &none);
+    pw_thread_loop_unlock(sink->loop);
+    return sink;
+}
