@@ -32,7 +32,7 @@ public final class LiveView: Sendable {
         var time: Double = 0
         var progress: Double = 0
         var levels: [String: Double?] = [:]
-        var clock: Double?
+        var clock: MovieClock?
         var names: [String] = []
         var snapshot: SessionSnapshot?
         var log: [String] = []
@@ -112,11 +112,20 @@ public final class LiveView: Sendable {
         }
     }
 
+    /// The movie's clocks, in seconds: the media time heard now (`MediaFileSource.heardClock`), the
+    /// one handed to the engine (`clock`), and the main stream's route latency (nil: unknown).
+    struct MovieClock: Sendable {
+        var heard: Double
+        var delivered: Double
+        var latency: Double?
+    }
+
     /// The scene advanced to `time`; `levels` are each stream's latest level in dBFS (nil: silence).
     /// `snapshot` is only taken when the panel is about to be redrawn.
-    /// `clock` is the movie's audio clock (the media time of what it has rendered), in seconds.
+    /// `clock` is the movie's clocks, in seconds.
     func tick(
-        time: Double, progress: Double, levels: [String: Double?], clock: Double?, snapshot: () -> SessionSnapshot
+        time: Double, progress: Double, levels: [String: Double?], clock: MovieClock?,
+        snapshot: () -> SessionSnapshot
     ) {
         switch style {
         case .quiet:
@@ -204,8 +213,12 @@ public final class LiveView: Sendable {
         }
         lines.append(
             label("movie clock")
-                + (state.clock.map { String(format: "%.3f s of the file: the audio clock a player syncs video to", $0) }
-                    ?? "—"))
+                + (state.clock.map {
+                    String(format: "%.3f s heard now: the picture to show", $0.heard)
+                        + dim(
+                            String(format: "  (%.3f s handed to the engine", $0.delivered)
+                                + ($0.latency.map { String(format: ", route latency %.1f ms)", $0 * 1000) } ?? ")"))
+                } ?? "—"))
         lines.append("")
         lines.append(dim("events (latest last)"))
         let log = state.log.suffix(Self.logLines)

@@ -365,8 +365,16 @@ private final class RunState {
         runPending()
     }
 
-    private var movieClock: Double? {
-        movieSource.map { SceneRunner.seconds($0.clock) }
+    /// The movie's clocks: what is heard now (the clock a picture follows), what was handed to the
+    /// engine, and the main stream's route latency. Offline there is no latency and no real time: the
+    /// two clocks are the same.
+    private var movieClock: LiveView.MovieClock? {
+        guard let source = movieSource else { return nil }
+        let offline = playback is OfflinePlayback
+        return LiveView.MovieClock(
+            heard: SceneRunner.seconds(offline ? source.clock : source.heardClock),
+            delivered: SceneRunner.seconds(source.clock),
+            latency: movie?.outputLatency.map { SceneRunner.seconds($0) })
     }
 
     /// Offline, the engine renders far faster than real time and would outrun the decoder threads:
