@@ -135,16 +135,8 @@ let package = Package(
             dependencies: [
                 "SharedSession", "SharedSessionPipeWire", "SharedSessionMedia", "SharedSessionTesting",
                 "SharedSessionTestSupport", "CRealtimeProbe", "SharedSessionRemote", "remote-unit", "adopting-host",
-                "CDelaySink",
             ],
             swiftSettings: strict
-        ),
-        // A sink with a known, declared delay (a Bluetooth headset as PipeWire sees one), for the tests
-        // of the clock at the ear.
-        .target(
-            name: "CDelaySink",
-            dependencies: ["CPipeWire"],
-            path: "Tests/CDelaySink"
         ),
         // A session served to units in other processes over a Unix socket: NIO stays out of the core.
         .target(
@@ -216,7 +208,7 @@ let package = Package(
 if Context.environment["SHAREDSESSION_OFFLINE_ONLY"] == "1" {
     let online: Set<String> = [
         "SharedSessionPipeWire", "CPipeWire", "CPipeWireShim", "SharedSessionPipeWireTests", "minimal-host",
-        "adopting-host", "CEchoRaceWidener", "echo-churn", "CDelaySink",
+        "adopting-host", "CEchoRaceWidener", "echo-churn",
     ]
     package.targets.removeAll { online.contains($0.name) }
     package.products.removeAll { online.contains($0.name) }

@@ -172,7 +172,7 @@ def clock_section(out, md):
         "times through the PipeWire engine, each click placed on the monotonic clock by a recording of the null "
         "sink's monitor stamped with the recorder's own `pw_stream_get_time_n`; the error is what the clock read at "
         "that instant less the click's media time (the Tests' `HeardClockTests`, which allow 1 ms on the null sink "
-        "and 2 ms through the declared latency). \"declared 200 ms\" is `Tests/CDelaySink`: a sink that delays by "
+        "and 2 ms through the declared latency). \"declared 200 ms\" is `DeclaredLatencySink` (SharedSessionPipeWire): a sink that delays by "
         "9,600 frames and declares it, as a Bluetooth sink declares its codec and transport. The delivered clock "
         "(`clock`) runs ahead of the sound by one to two quanta plus the route's latency.\n"
     )

@@ -1,4 +1,3 @@
-import CDelaySink
 import Foundation
 import SharedSession
 import SharedSessionMedia
@@ -205,11 +204,9 @@ extension DaemonTests {
             let plain = try await clicks.errors(of: movie, for: .milliseconds(1500))
             let direct = try #require(control.outputLatency)
 
-            var message = [CChar](repeating: 0, count: 256)
-            let made = delay_sink_create("clock-test-delay-sink", "sharedsession-sink", 9600, &message, 256)
-            let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let sink = try #require(made, "the delaying sink: \(why)")
-            defer { delay_sink_destroy(sink) }
+            let sink = try DeclaredLatencySink(
+                name: "clock-test-delay-sink", target: "sharedsession-sink", delay: .milliseconds(200))
+            defer { sink.close() }
             try await Task.sleep(for: .milliseconds(500))
 
             // To the delaying sink: the latency grows by its 200 ms, and says so.
@@ -286,7 +283,7 @@ extension DaemonTests {
                 (delayed + afterSeek + others).allSatisfy { abs($0) <= Self.declaredTolerance },
                 "\(delayed + afterSeek + others)")
             #expect((plain + returned).allSatisfy { abs($0) <= Self.tolerance }, "\(plain + returned)")
-            #expect(delay_sink_cycles(sink) > 100)
+            #expect(sink.cycles > 100)
         }
 
         @Test("daemon: read every millisecond for 10 s, the clock at the ear never goes back and never steps")

@@ -94,4 +94,22 @@ struct LatencyReadingTests {
             watch.read(.microseconds(221_333), of: stream)
                 == .outputLatencyChanged(stream: stream, from: nil, to: .microseconds(221_333)))
     }
+
+    @Test("a latency sink refuses a delay below zero or above 2 s, and an empty name, naming the value")
+    func latencySinkRefusesBadValues() {
+        for delay in [Duration.milliseconds(-1), .milliseconds(2001), .seconds(60)] {
+            #expect {
+                _ = try DeclaredLatencySink(name: "pretend-headphones", target: "sink", delay: delay)
+            } throws: { error in
+                guard let error = error as? SessionError else { return false }
+                return error.code == .invalidValue && error.message.contains("latency sink delay")
+                    && error.message.contains("from 0 through")
+            }
+        }
+        #expect {
+            _ = try DeclaredLatencySink(name: "", target: "sink", delay: .milliseconds(200))
+        } throws: { error in
+            (error as? SessionError)?.code == .invalidValue
+        }
+    }
 }

@@ -61,4 +61,30 @@ struct NoDaemonTests {
         let absolute = DaemonSocket(remoteName: "/tmp/socket") { _ in nil }
         #expect(absolute.paths == ["/tmp/socket"])
     }
+
+    @Test("without a daemon, a latency sink is a typed error that says what failed and how to start one")
+    func latencySinkWithoutADaemon() async throws {
+        let result = try await #require(processExitsWith: .success, observing: [\.standardOutputContent]) {
+            let directory = FileManager.default.temporaryDirectory
+                .appendingPathComponent("sharedsession-no-daemon-sink-\(getpid())").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            setenv("XDG_RUNTIME_DIR", directory, 1)
+            unsetenv("PIPEWIRE_RUNTIME_DIR")
+            unsetenv("PIPEWIRE_REMOTE")
+            do throws(SessionError) {
+                let sink = try DeclaredLatencySink(
+                    name: "pretend-headphones", target: "sink", delay: .milliseconds(200))
+                sink.close()
+                print("made a latency sink without a daemon")
+            } catch {
+                print("code: \(error.code)")
+                print("message: \(error.message)")
+            }
+        }
+        let output = String(decoding: result.standardOutputContent, as: UTF8.self)
+        #expect(output.contains("code: \(SessionError.Code.engineUnavailable)"), "\(output)")
+        #expect(output.contains("pretend-headphones could not be made: no PipeWire daemon to connect to"), "\(output)")
+        #expect(output.contains("systemctl --user start pipewire"))
+    }
 }

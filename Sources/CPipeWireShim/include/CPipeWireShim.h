@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "CPipeWireShimModule.h"
+#include "CPipeWireShimLatencySink.h"
 
 /// PW_ID_ANY and PW_ID_CORE.
 extern const uint32_t CPipeWireShim_idAny;

@@ -18,6 +18,11 @@ public struct Scene: Sendable {
     /// What plays the movie: this process (a `MediaFileSource`), or a GStreamer pipeline in a process of
     /// its own whose PipeWire node the session adopts (`"player": "gstreamer"`, PipeWire only).
     public let moviePlayer: MoviePlayer
+    /// The latency of the route the movie plays through, in seconds (`"latency"` in the movie, PipeWire
+    /// only): the movie plays into a `DeclaredLatencySink` that delays it that much and declares it, as
+    /// Bluetooth headphones do, so the live view's clock at the ear shows the picture held back by it.
+    /// Nil: the movie plays to the default sink.
+    public let movieLatency: Double?
     /// What happens, in time order.
     public let cues: [Cue]
     /// The file the scene was read from, for messages.

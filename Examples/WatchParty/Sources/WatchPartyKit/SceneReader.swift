@@ -152,8 +152,9 @@ private struct SceneReader {
                 try integer(member.value, "lockedQuantum", in: 1...8192, what: quantumWhat)
             } ?? 4096
         let movieNode = try required(top, "movie", what: "the movie: an object with a \"file\"")
-        let movie = try media(movieNode, path: "movie", extra: ["player"])
+        let movie = try media(movieNode, path: "movie", extra: ["player", "latency"])
         let moviePlayer = try moviePlayer(movieNode)
+        let movieLatency = try self.movieLatency(movieNode)
         let timelineNode = try required(top, "timeline", what: "the timeline: an array of cues")
         guard case .array(let entries) = timelineNode.value else {
             throw fail(timelineNode, "timeline", expected: "an array of cues")
@@ -167,12 +168,21 @@ private struct SceneReader {
         }
         return Scene(
             title: title, duration: duration, quantum: quantum, lockedQuantum: lockedQuantum, movie: movie,
-            moviePlayer: moviePlayer, cues: cues, path: file)
+            moviePlayer: moviePlayer, movieLatency: movieLatency, cues: cues, path: file)
+    }
+
+    /// The movie's `latency`: seconds from 0 through 2 of a route that declares it, or nil.
+    func movieLatency(_ node: JSONNode) throws(SceneError) -> Double? {
+        let fields = try object(node, path: "movie", allowed: ["file", "volume", "partials", "player", "latency"])
+        guard let member = fields.member("latency") else { return nil }
+        return try number(
+            member.value, fields.field("latency"), in: 0...2,
+            what: "the latency of the movie's route in seconds, from 0 through 2 (Bluetooth headphones: about 0.2)")
     }
 
     /// The movie's `player`: "sharedsession" (the default) or "gstreamer".
     func moviePlayer(_ node: JSONNode) throws(SceneError) -> Scene.MoviePlayer {
-        let fields = try object(node, path: "movie", allowed: ["file", "volume", "partials", "player"])
+        let fields = try object(node, path: "movie", allowed: ["file", "volume", "partials", "player", "latency"])
         guard let member = fields.member("player") else { return .sharedSession }
         let what = "the movie's player: \"sharedsession\" or \"gstreamer\""
         let name = try string(member.value, fields.field("player"), what: what)

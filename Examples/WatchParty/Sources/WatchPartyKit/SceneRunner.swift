@@ -49,6 +49,12 @@ public final class SceneRunner {
             case .decodeError(let error): view.note("\(name): decoding error: \(error.message)")
             }
         }
+        if scene.movieLatency != nil, engineChoice.isOffline || scene.moviePlayer == .gstreamer {
+            throw SessionError(
+                code: .invalidConfiguration,
+                message: "\(scene.path): the movie's \"latency\" is a route on PipeWire the session's own movie plays "
+                    + "through: run it with --engine pipewire, and without \"player\": \"gstreamer\"")
+        }
         if scene.moviePlayer == .gstreamer, engineChoice.isOffline {
             throw SessionError(
                 code: .invalidConfiguration,
@@ -240,6 +246,8 @@ private final class RunState {
     var movieSource: MediaFileSource?
     /// The GStreamer player of a scene whose movie plays through it, and the adoption of its node.
     var gstreamer: Process?
+    /// The movie's route when the scene gives it a latency.
+    var latencySink: DeclaredLatencySink?
     var adoption: NodeAdoption?
     /// A seek flushed the movie's ring since the decoders were last waited for.
     var seekPending = false
@@ -272,7 +280,24 @@ private final class RunState {
         let source = try library.source(for: scene.movie, name: "movie")
         sources.append(("movie", scene.movie, source))
         movieSource = source
-        let handle = try session.openMainStream(StreamDescriptor(name: "movie", role: .movie), source: source)
+        var descriptor = StreamDescriptor(name: "movie", role: .movie)
+        if let latency = scene.movieLatency {
+            // The movie's route: a sink that delays it and says so, in front of the default sink.
+            guard let defaultSink = (playback.engine as? PipeWireEngine)?.defaultSink else {
+                throw SessionError(
+                    code: .engineUnavailable,
+                    message: "the movie's \"latency\" needs the default sink's name, and PipeWire has none yet")
+            }
+            let sink = try DeclaredLatencySink(
+                name: "watch-party-headphones", target: defaultSink, delay: .nanoseconds(Int64(latency * 1e9)))
+            latencySink = sink
+            descriptor.target = sink.name
+            view.step(
+                at: 0,
+                "host: the movie plays through a route that declares "
+                    + String(format: "%.0f ms", latency * 1000) + " (as Bluetooth headphones do)")
+        }
+        let handle = try session.openMainStream(descriptor, source: source)
         names[handle.id] = "movie"
         movie = handle
     }
@@ -606,6 +631,7 @@ private final class RunState {
         try? voiceHelper?.leave()
         voiceHelper = nil
         movie?.close()
+        latencySink?.close()
         if let gstreamer, gstreamer.isRunning {
             kill(gstreamer.processIdentifier, SIGKILL)
             gstreamer.waitUntilExit()

@@ -61,6 +61,26 @@ import Testing
         #expect(gstreamer.marks.map(\.expect) == scene.marks.map(\.expect))
     }
 
+    @Test func theBluetoothSceneReadsWithItsLatencyAndTheDefaultScenesMarks() throws {
+        let bluetooth = try Scene.load(
+            path: Self.defaultScene.replacingOccurrences(of: "default", with: "bluetooth-headphones"))
+        let scene = try Scene.load(path: Self.defaultScene)
+        #expect(bluetooth.movieLatency == 0.2)
+        #expect(scene.movieLatency == nil)
+        #expect(bluetooth.marks.map(\.expect) == scene.marks.map(\.expect))
+    }
+
+    @Test func aMovieLatencyOutsideZeroToTwoSecondsIsRefusedAtItsLine() throws {
+        for bad in ["-0.1", "2.5", "\"long\""] {
+            let text = Self.scene([#"{ "at": 0, "do": "play" }"#]).replacingOccurrences(
+                of: #""volume": 0.8 }"#, with: #""volume": 0.8, "latency": "# + bad + " }")
+            let error = try #require(self.error(text), "latency \(bad)")
+            #expect(error.line == 3)
+            #expect(error.field == "movie.latency")
+            #expect(error.description.contains("from 0 through 2"))
+        }
+    }
+
     @Test func anUnknownMoviePlayerIsRefusedAtItsLine() throws {
         let text = Self.scene([#"{ "at": 0, "do": "play" }"#]).replacingOccurrences(
             of: #""volume": 0.8 }"#, with: #""volume": 0.8, "player": "vlc" }"#)

@@ -1,4 +1,4 @@
-#include "CDelaySink.h"
+#include "CPipeWireShimLatencySink.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -16,7 +16,7 @@
 // Frames the ring holds: the delay plus the largest quantum, with room (a power of two).
 #define RING_FRAMES (1u << 17)
 
-struct delay_sink {
+struct CPipeWireShim_LatencySink {
     struct pw_thread_loop *loop;
     struct pw_context *context;
     struct pw_core *core;
@@ -35,7 +35,7 @@ struct delay_sink {
 // target) plus the delay, and at least the one quantum a device plays late: the null sink the test
 // records declares none, though it plays a quantum late like every driver (BlueZ and ALSA declare
 // min_quantum 1). Loop thread.
-static void declare_latency(struct delay_sink *sink, const struct spa_latency_info *downstream) {
+static void declare_latency(struct CPipeWireShim_LatencySink *sink, const struct spa_latency_info *downstream) {
     struct spa_latency_info info = *downstream;
     info.direction = SPA_DIRECTION_INPUT;
     if (info.min_quantum < 1.0f) info.min_quantum = 1.0f;
@@ -49,7 +49,7 @@ static void declare_latency(struct delay_sink *sink, const struct spa_latency_in
 }
 
 static void playback_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
-    struct delay_sink *sink = data;
+    struct CPipeWireShim_LatencySink *sink = data;
     if (id != SPA_PARAM_Latency || param == NULL) return;
     struct spa_latency_info info;
     if (spa_latency_parse(param, &info) < 0 || info.direction != SPA_DIRECTION_INPUT) return;
@@ -57,13 +57,13 @@ static void playback_param_changed(void *data, uint32_t id, const struct spa_pod
 }
 
 static void capture_process(void *data) {
-    struct delay_sink *sink = data;
+    struct CPipeWireShim_LatencySink *sink = data;
     pw_stream_trigger_process(sink->playback);
 }
 
 // Data thread: the capture's buffer into the ring, and the frames `delay_frames` before it out.
 static void playback_process(void *data) {
-    struct delay_sink *sink = data;
+    struct CPipeWireShim_LatencySink *sink = data;
     struct pw_buffer *in = pw_stream_dequeue_buffer(sink->capture);
     struct pw_buffer *out = pw_stream_dequeue_buffer(sink->playback);
     uint32_t frames = 0;
@@ -126,7 +126,7 @@ static const struct spa_pod *audio_format(struct spa_pod_builder *builder) {
     return spa_format_audio_raw_build(builder, SPA_PARAM_EnumFormat, &info);
 }
 
-void delay_sink_destroy(delay_sink *sink) {
+void CPipeWireShim_latencySinkDestroy(CPipeWireShim_LatencySink *sink) {
     if (sink == NULL) return;
     if (sink->loop != NULL) pw_thread_loop_stop(sink->loop);
     if (sink->capture != NULL) pw_stream_destroy(sink->capture);
@@ -138,9 +138,9 @@ void delay_sink_destroy(delay_sink *sink) {
     free(sink);
 }
 
-uint64_t delay_sink_cycles(delay_sink *sink) { return atomic_load(&sink->cycles); }
+uint64_t CPipeWireShim_latencySinkCycles(CPipeWireShim_LatencySink *sink) { return atomic_load(&sink->cycles); }
 
-delay_sink *delay_sink_create(const char *node_name, const char *target_sink, uint32_t delay_frames,
+CPipeWireShim_LatencySink *CPipeWireShim_latencySinkCreate(const char *node_name, const char *target_sink, uint32_t delay_frames,
                               char *error, size_t error_size) {
     pw_init(NULL, NULL);
     if (delay_frames + 16384 > RING_FRAMES) {
@@ -148,13 +148,13 @@ delay_sink *delay_sink_create(const char *node_name, const char *target_sink, ui
                  RING_FRAMES - 16384);
         return NULL;
     }
-    struct delay_sink *sink = calloc(1, sizeof(*sink));
+    struct CPipeWireShim_LatencySink *sink = calloc(1, sizeof(*sink));
     sink->delay_frames = delay_frames;
     sink->ring = calloc(RING_FRAMES * CHANNELS, sizeof(float));
-    sink->loop = pw_thread_loop_new("delay-sink", NULL);
+    sink->loop = pw_thread_loop_new("latency-sink", NULL);
     if (sink->loop == NULL) {
         snprintf(error, error_size, "pw_thread_loop_new failed: %s", strerror(errno));
-        delay_sink_destroy(sink);
+        CPipeWireShim_latencySinkDestroy(sink);
         return NULL;
     }
     sink->context = pw_context_new(pw_thread_loop_get_loop(sink->loop), NULL, 0);
@@ -164,29 +164,31 @@ delay_sink *delay_sink_create(const char *node_name, const char *target_sink, ui
     if (sink->core == NULL) {
         pw_thread_loop_unlock(sink->loop);
         snprintf(error, error_size, "no PipeWire daemon to connect to: %s", strerror(errno));
-        delay_sink_destroy(sink);
+        CPipeWireShim_latencySinkDestroy(sink);
         return NULL;
     }
     // One group, as module-loopback's two streams: the sink side is scheduled by the driver its output
-    // plays to, whether or not anything else links it to one.
-    char group[64];
-    snprintf(group, sizeof(group), "clock-test-delay-%d", (int)getpid());
+    // plays to, whether or not anything else links it to one. An application name of its own keeps
+    // WirePlumber's stream restore from giving its output a volume saved for the process's streams.
+    char group[96], output[160];
+    snprintf(group, sizeof(group), "sharedsession-latency-sink-%d-%s", (int)getpid(), node_name);
+    snprintf(output, sizeof(output), "%s.output", node_name);
     sink->capture = pw_stream_new(
         sink->core, node_name,
         pw_properties_new(PW_KEY_MEDIA_CLASS, "Audio/Sink", PW_KEY_NODE_NAME, node_name, PW_KEY_NODE_DESCRIPTION,
-                          "SharedSession test sink with a declared delay", "audio.position", "[ FL FR ]",
+                          "SharedSession sink with a declared latency", "audio.position", "[ FL FR ]",
                           PW_KEY_PRIORITY_SESSION, "10", PW_KEY_NODE_GROUP, group, PW_KEY_NODE_LINK_GROUP, group,
-                          PW_KEY_NODE_VIRTUAL, "true", NULL));
+                          PW_KEY_NODE_VIRTUAL, "true", PW_KEY_APP_NAME, "SharedSession latency sink", NULL));
     sink->playback = pw_stream_new(
-        sink->core, "delay sink output",
-        pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback", PW_KEY_NODE_NAME,
-                          "clock-test-delay-output", PW_KEY_TARGET_OBJECT, target_sink, PW_KEY_NODE_PASSIVE,
-                          "true", PW_KEY_NODE_DONT_RECONNECT, "true", "stream.dont-remix", "true", PW_KEY_NODE_GROUP, group, PW_KEY_NODE_LINK_GROUP, group,
-                          PW_KEY_NODE_VIRTUAL, "true", NULL));
+        sink->core, output,
+        pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Playback", PW_KEY_NODE_NAME, output,
+                          PW_KEY_TARGET_OBJECT, target_sink, PW_KEY_NODE_PASSIVE, "true", PW_KEY_NODE_DONT_RECONNECT,
+                          "true", "stream.dont-remix", "true", PW_KEY_NODE_GROUP, group, PW_KEY_NODE_LINK_GROUP,
+                          group, PW_KEY_NODE_VIRTUAL, "true", PW_KEY_APP_NAME, "SharedSession latency sink", NULL));
     if (sink->capture == NULL || sink->playback == NULL) {
         pw_thread_loop_unlock(sink->loop);
         snprintf(error, error_size, "pw_stream_new failed: %s", strerror(errno));
-        delay_sink_destroy(sink);
+        CPipeWireShim_latencySinkDestroy(sink);
         return NULL;
     }
     pw_stream_add_listener(sink->capture, &sink->capture_listener, &capture_events, sink);
@@ -208,7 +210,7 @@ delay_sink *delay_sink_create(const char *node_name, const char *target_sink, ui
     if (result < 0) {
         pw_thread_loop_unlock(sink->loop);
         snprintf(error, error_size, "pw_stream_connect failed: %s", spa_strerror(result));
-        delay_sink_destroy(sink);
+        CPipeWireShim_latencySinkDestroy(sink);
         return NULL;
     }
     // Declared from the start, before the target's latency arrives.
