@@ -1,6 +1,5 @@
 internal import CPipeWireShim
 public import SharedSession
-import Synchronization
 
 /// A PipeWire sink with a known latency it declares: what is played into it comes out of another
 /// sink (`target`) exactly ``delay`` later, and it declares that delay on its port as Bluetooth
@@ -30,8 +29,8 @@ public final class DeclaredLatencySink: Sendable {
     /// The same, as a duration.
     public var delay: Duration { AudioFormat.standard.duration(ofFrames: delayFrames) }
 
-    /// The C sink's address; 0 once closed. Behind a mutex so a count read never races the close.
-    private let handle: Mutex<UInt>
+    /// The C sink's address; 0 once closed. Behind the package's lock so a count read never races the close.
+    private let handle: Locked<UInt>
 
     /// The longest delay taken: more than any real route (a network sink, about 2 s).
     public static let maximumDelay = Duration.seconds(2)
@@ -67,7 +66,7 @@ public final class DeclaredLatencySink: Sendable {
         self.name = name
         self.target = target
         self.delayFrames = frames
-        handle = Mutex(UInt(bitPattern: sink))
+        handle = Locked(UInt(bitPattern: sink))
     }
 
     deinit {

@@ -62,4 +62,53 @@ struct OfflineHeardClockTests {
         #expect(movie.clock(at: engine.instant(afterFrames: rendered + 48_000)) == stopped)
         print("[measure] offline clock at the ear: \(rendered) frames rendered, stopped at \(stopped)")
     }
+
+    @Test("an underrun stops the clock at the ear where the delivered audio stops; it runs on from there when audio is back")
+    func underrunHolds() throws {
+        let path = try MediaFiles.tone(
+            "heard-clock-underrun.flac", frequency: 440, seconds: 12, rate: 48_000, codec: ["-c:a", "flac"])
+        let movie = try MediaFileSource(path: path, startsPlaying: true)
+        #expect(movie.waitUntilBuffered())
+        let format = AudioFormat.standard
+        var buffer = [Float](repeating: 0, count: 1024 * 2)
+        // A timeline of its own: call k is heard at 1 s + k quanta, 50 ms after it is rendered.
+        var calls = 0
+        func render() -> Int {
+            defer { calls += 1 }
+            let heardAt = MonotonicInstant(nanoseconds: 1_000_000_000) + format.duration(ofFrames: calls * 1024)
+            return buffer.withUnsafeMutableBufferPointer {
+                movie.render(into: $0.baseAddress!, frames: 1024, heardAt: heardAt)
+            }
+        }
+        func instant(afterFrames frames: Int) -> MonotonicInstant {
+            MonotonicInstant(nanoseconds: 1_000_000_000) + format.duration(ofFrames: frames)
+        }
+        // The decoder stalls: the ring runs dry and a render call comes up short.
+        movie.setDecodeDelayForTesting(.seconds(30))
+        var delivered = 0
+        while movie.underrunCount == 0, calls < 100 {
+            let got = render()
+            if movie.underrunCount == 0 { delivered += got }
+        }
+        #expect(movie.underrunCount == 1)
+        let stopped = movie.clock
+        let underrunCall = calls - 1
+        // Heard up to the last frame delivered, then held: silence is not media time.
+        #expect(movie.clock(at: instant(afterFrames: underrunCall * 1024 + 4800)) == stopped)
+        #expect(movie.clock(at: instant(afterFrames: (underrunCall + 20) * 1024)) == stopped)
+        #expect(stopped >= format.duration(ofFrames: delivered))
+        #expect(stopped <= format.duration(ofFrames: delivered + 1024))
+
+        // The decoder catches up: the clock runs on from where it stopped, from the instant the new audio is heard.
+        movie.setDecodeDelayForTesting(.zero)
+        #expect(movie.waitUntilBuffered())
+        calls += 10  // 10 quanta of silence went by
+        let resumedCall = calls
+        _ = render()
+        _ = render()
+        #expect(movie.clock(at: instant(afterFrames: resumedCall * 1024)) == stopped)
+        #expect(
+            movie.clock(at: instant(afterFrames: resumedCall * 1024 + 960))
+                == stopped + format.duration(ofFrames: 960))
+    }
 }
