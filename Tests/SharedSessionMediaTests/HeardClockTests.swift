@@ -63,7 +63,9 @@ struct OfflineHeardClockTests {
         print("[measure] offline clock at the ear: \(rendered) frames rendered, stopped at \(stopped)")
     }
 
-    @Test("an underrun stops the clock at the ear where the delivered audio stops; it runs on from there when audio is back")
+    @Test(
+        "an underrun stops the clock at the ear where the delivered audio stops; it runs on from there when audio is back"
+    )
     func underrunHolds() throws {
         let path = try MediaFiles.tone(
             "heard-clock-underrun.flac", frequency: 440, seconds: 12, rate: 48_000, codec: ["-c:a", "flac"])
