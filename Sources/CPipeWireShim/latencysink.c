@@ -25,6 +25,9 @@ struct CPipeWireShim_LatencySink {
     struct spa_hook capture_listener;
     struct spa_hook playback_listener;
     uint32_t delay_frames;
+    // Loop thread: the sink's state on the server, for the wait in create.
+    enum pw_stream_state capture_state;
+    char capture_error[128];
     // Data thread only: the ring of every frame received, and the frames written so far.
     float *ring;
     uint64_t written;
@@ -54,6 +57,15 @@ static void playback_param_changed(void *data, uint32_t id, const struct spa_pod
     struct spa_latency_info info;
     if (spa_latency_parse(param, &info) < 0 || info.direction != SPA_DIRECTION_INPUT) return;
     declare_latency(sink, &info);
+}
+
+// Loop thread: wakes create's wait once the sink exists on the server (or failed).
+static void capture_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
+    struct CPipeWireShim_LatencySink *sink = data;
+    (void)old;
+    sink->capture_state = state;
+    if (error != NULL) snprintf(sink->capture_error, sizeof(sink->capture_error), "%s", error);
+    pw_thread_loop_signal(sink->loop, false);
 }
 
 static void capture_process(void *data) {
@@ -110,6 +122,7 @@ static void playback_process(void *data) {
 
 static const struct pw_stream_events capture_events = {
     PW_VERSION_STREAM_EVENTS,
+    .state_changed = capture_state_changed,
     .process = capture_process,
 };
 
@@ -216,6 +229,22 @@ CPipeWireShim_LatencySink *CPipeWireShim_latencySinkCreate(const char *node_name
     // Declared from the start, before the target's latency arrives.
     struct spa_latency_info none = SPA_LATENCY_INFO(SPA_DIRECTION_INPUT);
     declare_latency(sink, &none);
+    // Returns once the sink exists on the server (its node made, so a client can name it), or fails
+    // after 5 s saying how far it got.
+    struct timespec deadline;
+    pw_thread_loop_get_time(sink->loop, &deadline, 5 * SPA_NSEC_PER_SEC);
+    while (sink->capture_state != PW_STREAM_STATE_PAUSED && sink->capture_state != PW_STREAM_STATE_STREAMING &&
+           sink->capture_state != PW_STREAM_STATE_ERROR) {
+        if (pw_thread_loop_timed_wait_full(sink->loop, &deadline) != 0) break;
+    }
+    if (sink->capture_state != PW_STREAM_STATE_PAUSED && sink->capture_state != PW_STREAM_STATE_STREAMING) {
+        snprintf(error, error_size, "the sink's node did not appear on the daemon (state %s%s%s)",
+                 pw_stream_state_as_string(sink->capture_state), sink->capture_error[0] ? ": " : "",
+                 sink->capture_error);
+        pw_thread_loop_unlock(sink->loop);
+        CPipeWireShim_latencySinkDestroy(sink);
+        return NULL;
+    }
     pw_thread_loop_unlock(sink->loop);
     return sink;
 }

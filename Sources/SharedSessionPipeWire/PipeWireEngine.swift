@@ -169,6 +169,11 @@ public final class PipeWireEngine: AudioEngine {
     /// The name of the default sink the streams follow, as the daemon's metadata says.
     public var defaultSink: String? { loop.withLock { $0.defaultSink } }
 
+    /// The `node.name`s of the sinks on the daemon, sorted, as the engine's view of the graph has them:
+    /// what a `StreamDescriptor.target` may name. A sink made a moment ago (a `DeclaredLatencySink`)
+    /// is here once the daemon's announcement of it has reached the engine, a few milliseconds later.
+    public var sinkNames: [String] { loop.withLock { $0.graph.sinkNames } }
+
     /// The data thread's `pthread_t` (as an integer), once a process callback has run: for tests
     /// that count what that thread does.
     @_spi(Testing) public var dataThreadID: UInt? {

@@ -207,7 +207,12 @@ extension DaemonTests {
             let sink = try DeclaredLatencySink(
                 name: "clock-test-delay-sink", target: "sharedsession-sink", delay: .milliseconds(200))
             defer { sink.close() }
-            try await Task.sleep(for: .milliseconds(500))
+            // The sink exists on the daemon when made; the engine's view of the graph has it a moment later.
+            let known = ContinuousClock.now + .seconds(2)
+            while !engine.sinkNames.contains(sink.name), ContinuousClock.now < known {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(engine.sinkNames.contains(sink.name), "sinks: \(engine.sinkNames)")
 
             // To the delaying sink: the latency grows by its 200 ms, and says so.
             // Moved as a user moves one stream in a mixer (pavucontrol, `wpctl`): the stream's node gets a

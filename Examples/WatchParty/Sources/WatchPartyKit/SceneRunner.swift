@@ -291,6 +291,12 @@ private final class RunState {
             let sink = try DeclaredLatencySink(
                 name: "watch-party-headphones", target: defaultSink, delay: .nanoseconds(Int64(latency * 1e9)))
             latencySink = sink
+            // The sink exists on the daemon; the engine hears of it a moment later, and names only sinks it knows.
+            let engine = playback.engine as? PipeWireEngine
+            let known = ContinuousClock.now + .seconds(2)
+            while engine?.sinkNames.contains(sink.name) == false, ContinuousClock.now < known {
+                Thread.sleep(forTimeInterval: 0.005)
+            }
             descriptor.target = sink.name
             view.step(
                 at: 0,
