@@ -38,6 +38,28 @@ struct RealtimeRenderTests {
         #expect(run.isClean)
     }
 
+    @Test("the loudness meter measures without allocating, locking or making a system call")
+    func loudnessMeterIsRealtimeSafe() throws {
+        try Probe.require()
+        let meter = try LoudnessMeter()
+        let samples = (0..<2048).map { Float(sin(Double($0) * 0.13) * 0.3) }
+        meter.add(samples, frames: 1024)  // anything lazy happens before the probe is armed
+        CRealtimeProbe_reset()
+        CRealtimeProbe_armCurrentThread()
+        for _ in 0..<200 { samples.withUnsafeBufferPointer { meter.add($0.baseAddress!, frames: 1024) } }
+        CRealtimeProbe_disarmCurrentThread()
+        let counts = CRealtimeProbe_read()
+        let culprit = String(cString: CRealtimeProbe_lastCall())
+        print(
+            "[measure] loudness meter, 200 quanta of 1024 frames: \(counts.allocations) allocations, \(counts.locks) locks, \(counts.syscalls) system calls"
+        )
+        #expect(counts.allocations == 0, "last counted call: \(culprit)")
+        #expect(counts.frees == 0, "last counted call: \(culprit)")
+        #expect(counts.locks == 0, "last counted call: \(culprit)")
+        #expect(counts.syscalls == 0, "last counted call: \(culprit)")
+        #expect(meter.momentary > -20 && meter.momentary < -5)
+    }
+
     @Test(
         "a kernel that locks, allocates, reads a clock, writes, sleeps, waits on a contended Mutex, takes a pthread mutex or writes to a buffered FILE fails the probe, named",
         arguments: Fault.allCases)
