@@ -44,10 +44,14 @@ struct RealtimeRenderTests {
         let meter = try LoudnessMeter()
         let samples = (0..<2048).map { Float(sin(Double($0) * 0.13) * 0.3) }
         meter.add(samples, frames: 1024)  // anything lazy happens before the probe is armed
-        CRealtimeProbe_reset()
-        CRealtimeProbe_armCurrentThread()
-        for _ in 0..<200 { samples.withUnsafeBufferPointer { meter.add($0.baseAddress!, frames: 1024) } }
-        CRealtimeProbe_disarmCurrentThread()
+        // The samples are held past the disarm: an optimised build frees an array after its last use,
+        // which would be counted inside the armed stretch.
+        withExtendedLifetime(samples) {
+            CRealtimeProbe_reset()
+            CRealtimeProbe_armCurrentThread()
+            for _ in 0..<200 { samples.withUnsafeBufferPointer { meter.add($0.baseAddress!, frames: 1024) } }
+            CRealtimeProbe_disarmCurrentThread()
+        }
         let counts = CRealtimeProbe_read()
         let culprit = String(cString: CRealtimeProbe_lastCall())
         print(
