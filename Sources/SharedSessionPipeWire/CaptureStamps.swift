@@ -22,6 +22,7 @@ import Synchronization
         public var now: Int64
         /// `pw_time.delay`, in ticks of `rateNumerator / rateDenominator` seconds.
         public var delay: Int64
+        /// `pw_time.rate`: the graph's tick is `rateNumerator / rateDenominator` seconds.
         public var rateNumerator: UInt32
         public var rateDenominator: UInt32
         /// `pw_time.queued` and `pw_time.buffered`, in frames.

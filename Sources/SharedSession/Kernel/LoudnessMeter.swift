@@ -36,6 +36,7 @@ public final class LoudnessMeter {
 
     /// The weight of each channel of the interleaved input.
     public let channelWeights: [Double]
+    /// Interleaved channels per frame: `channelWeights.count`.
     public let channels: Int
 
     // K-weighting, BS.1770-4 Table 1 and 2 (48 kHz): a high shelf, then a high-pass.

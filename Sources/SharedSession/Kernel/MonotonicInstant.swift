@@ -40,10 +40,12 @@ public struct MonotonicInstant: Sendable, Hashable, Comparable, CustomStringConv
         .nanoseconds(later.nanoseconds - earlier.nanoseconds)
     }
 
+    /// Whether `lhs` is earlier than `rhs`.
     public static func < (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Bool {
         lhs.nanoseconds < rhs.nanoseconds
     }
 
+    /// The instant in milliseconds since the clock's origin.
     public var description: String {
         let milliseconds = Double(nanoseconds) / 1e6
         return "monotonic \(milliseconds) ms"
