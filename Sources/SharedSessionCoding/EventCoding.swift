@@ -157,6 +157,9 @@ extension SessionEvent.Kind: Codable {
                 "outputLatencyRejected", "stream", "reason", make: Self.outputLatencyRejected,
                 match: { if case .outputLatencyRejected(let id, let reason) = $0 { (id, reason) } else { nil } }),
             .case(
+                "loudnessDuckChanged", "stream", "reading", make: Self.loudnessDuckChanged,
+                match: { if case .loudnessDuckChanged(let id, let reading) = $0 { (id, reading) } else { nil } }),
+            .case(
                 "requestRejected", "error", make: Self.requestRejected,
                 match: { if case .requestRejected(let error) = $0 { error } else { nil } }),
             .case(

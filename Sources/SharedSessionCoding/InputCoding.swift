@@ -139,7 +139,8 @@ extension EngineEvent: Codable, RecordedField {
     /// `stream` and `volume`; `streamFault` has `stream` and `reason`; `connectionLost` has `reason`;
     /// `reconnected` has `attempts` and `downtime` (seconds); `quantumChanged` has `frames`;
     /// `outputLatencyChanged` has `stream`, `from` (seconds, or null for the first) and `to`;
-    /// `outputLatencyRejected` has `stream` and `reason`; `streamPlaying` has `stream` and `playing`.
+    /// `outputLatencyRejected` has `stream` and `reason`; `loudnessDuckChanged` has `stream` and
+    /// `reading` (null once none is set); `streamPlaying` has `stream` and `playing`.
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes `{"kind": ...}` with the case's values.
@@ -172,6 +173,9 @@ extension EngineEvent: Codable, RecordedField {
                 "outputLatencyRejected", "stream", "reason", make: Self.outputLatencyRejected,
                 match: { if case .outputLatencyRejected(let id, let reason) = $0 { (id, reason) } else { nil } }),
             .case(
+                "loudnessDuckChanged", "stream", "reading", make: Self.loudnessDuckChanged,
+                match: { if case .loudnessDuckChanged(let id, let reading) = $0 { (id, reading) } else { nil } }),
+            .case(
                 "streamPlaying", "stream", "playing", make: Self.streamPlaying,
                 match: { if case .streamPlaying(let stream, let playing) = $0 { (stream, playing) } else { nil } }),
         ])
@@ -194,7 +198,9 @@ extension ActivitySource: Codable, RecordedField {
 
 extension DuckStyle: Codable, RecordedField {
     /// Reads `{"kind": "duck", "level": ...}`, `{"kind": "pause"}` or
-    /// `{"kind": "followActivity", "source": ..., "level": ...}`; a `level` left out is the policy's.
+    /// `{"kind": "followActivity", "source": ..., "level": ...}` or
+    /// `{"kind": "followLoudness", "stream": ..., "margin": ...}`; a `level` or `margin` left out is the
+    /// policy's.
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes `{"kind": ...}` with the case's values.
@@ -208,6 +214,9 @@ extension DuckStyle: Codable, RecordedField {
             .case(
                 "followActivity", "source", "level", make: Self.followActivity,
                 match: { if case .followActivity(let source, let level) = $0 { (source, level) } else { nil } }),
+            .case(
+                "followLoudness", "stream", "margin", make: Self.followLoudness,
+                match: { if case .followLoudness(let stream, let margin) = $0 { (stream, margin) } else { nil } }),
         ])
 }
 

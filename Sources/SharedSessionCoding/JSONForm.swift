@@ -20,10 +20,21 @@ struct JSONKey: CodingKey, ExpressibleByStringLiteral, Sendable {
 struct Field<Value: RecordedField>: ExpressibleByStringLiteral, Sendable {
     let key: JSONKey
     let fallback: Value?
+    /// Whether a value is left out when written: the default of a field added to a form after files
+    /// were written without it, so those files and new ones with the default read and write alike.
+    let omits: (@Sendable (Value) -> Bool)?
 
     init(_ name: String, default fallback: Value? = nil) {
         key = JSONKey(name)
         self.fallback = fallback
+        omits = nil
+    }
+
+    /// A field that is left out when it holds `fallback`, and read as `fallback` when left out.
+    init(_ name: String, omittedWhen fallback: Value) where Value: Equatable {
+        key = JSONKey(name)
+        self.fallback = fallback
+        omits = { $0 == fallback }
     }
 
     init(stringLiteral value: String) { self.init(value) }
@@ -34,6 +45,7 @@ struct Field<Value: RecordedField>: ExpressibleByStringLiteral, Sendable {
     }
 
     func write(_ value: Value, _ container: inout KeyedEncodingContainer<JSONKey>, _ encoder: any Encoder) throws {
+        if let omits, omits(value) { return }
         try value.write(key, to: &container, encoder)
     }
 }

@@ -24,7 +24,7 @@ extension InterruptionPhase: Codable, RecordedField {
 
 extension SessionSnapshot: Codable, RecordedField {
     /// Reads an object with one field per property of the snapshot, by the property's name;
-    /// `activeConfiguration` and `currentRoute` may be left out (`nil`).
+    /// `activeConfiguration`, `currentRoute` and `loudnessDuck` may be left out (`nil`).
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes one field per property of the snapshot, by the property's name.
@@ -34,17 +34,17 @@ extension SessionSnapshot: Codable, RecordedField {
         object: "snapshot", "activeConfiguration", "leases", "ducks", "mainVolume", "duckFactor", "mainGain",
         "hostWantsPlayback", "isMainPaused", "interruption", "isSuspended", "isInBackground", "isOtherAudioPlaying",
         "secondaryAudioShouldBeSilencedHint", "isBackgroundMusicMuted", "currentRoute", "streams",
-        "isEngineConnected", "quantum", "takenAt",
+        "isEngineConnected", "quantum", "takenAt", "loudnessDuck",
         make: Self.init(
             activeConfiguration:leases:ducks:mainVolume:duckFactor:mainGain:hostWantsPlayback:isMainPaused:
             interruption:isSuspended:isInBackground:isOtherAudioPlaying:secondaryAudioShouldBeSilencedHint:
-            isBackgroundMusicMuted:currentRoute:streams:isEngineConnected:quantum:takenAt:),
+            isBackgroundMusicMuted:currentRoute:streams:isEngineConnected:quantum:takenAt:loudnessDuck:),
         parts: {
             (
                 $0.activeConfiguration, $0.leases, $0.ducks, $0.mainVolume, $0.duckFactor, $0.mainGain,
                 $0.hostWantsPlayback, $0.isMainPaused, $0.interruption, $0.isSuspended, $0.isInBackground,
                 $0.isOtherAudioPlaying, $0.secondaryAudioShouldBeSilencedHint, $0.isBackgroundMusicMuted,
-                $0.currentRoute, $0.streams, $0.isEngineConnected, $0.quantum, $0.takenAt
+                $0.currentRoute, $0.streams, $0.isEngineConnected, $0.quantum, $0.takenAt, $0.loudnessDuck
             )
         })
 }

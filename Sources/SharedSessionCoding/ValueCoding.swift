@@ -215,9 +215,57 @@ extension VoiceActivityPolicy: Codable, RecordedField {
         parts: { ($0.threshold, $0.attack, $0.hold, $0.release) })
 }
 
+extension LoudnessDuckPolicy.Window: Codable, RecordedField {
+    /// Reads `"momentary"` or `"shortTerm"`.
+    public init(from decoder: any Decoder) throws {
+        self = try lookUp(decoder, in: Self.allCases, by: \.rawValue, type: "loudness window")
+    }
+
+    /// Writes the window's name.
+    public func encode(to encoder: any Encoder) throws { try encodeValue(rawValue, encoder) }
+}
+
+extension LoudnessDuckPolicy: Codable, RecordedField {
+    /// Reads `{"margin": LU, "deepest": dB, "shallowest": dB, "window", "deepeningRate": dB/s,
+    /// "lighteningRate": dB/s, "tolerance": LU}`, validated as
+    /// `init(margin:deepest:shallowest:window:deepeningRate:lighteningRate:tolerance:)`.
+    public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
+
+    /// Writes every value.
+    public func encode(to encoder: any Encoder) throws { try Self.form.encode(self, to: encoder) }
+
+    static let form = JSONForm<Self>(
+        object: "loudness-duck policy", "margin", "deepest", "shallowest", "window", "deepeningRate",
+        "lighteningRate", "tolerance",
+        make: {
+            try Self(
+                margin: $0, deepest: $1, shallowest: $2, window: $3, deepeningRate: $4, lighteningRate: $5,
+                tolerance: $6)
+        },
+        parts: {
+            ($0.margin, $0.deepest, $0.shallowest, $0.window, $0.deepeningRate, $0.lighteningRate, $0.tolerance)
+        })
+}
+
+extension LoudnessDuckReading: Codable, RecordedField {
+    /// Reads `{"depth": dB, "mainLoudness": LUFS, "sourceLoudness": LUFS}`; a loudness left out is
+    /// unknown.
+    public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
+
+    /// Writes the depth and the loudnesses known.
+    public func encode(to encoder: any Encoder) throws { try Self.form.encode(self, to: encoder) }
+
+    static let form = JSONForm<Self>(
+        object: "loudness-duck reading", "depth", "mainLoudness", "sourceLoudness",
+        make: Self.init(depth:mainLoudness:sourceLoudness:),
+        parts: { ($0.depth, $0.mainLoudness, $0.sourceLoudness) })
+}
+
 extension SessionPolicy: Codable, RecordedField {
     /// Reads every value of the policy (durations in seconds), validated as
-    /// `init(genericConfiguration:voiceConfiguration:duckLevel:fadeDown:fadeUp:suspendInBackground:duckWhenOtherAudioPlays:notifyOthersOnDeactivation:unitLimits:defaultUnitLimits:voiceActivity:)`.
+    /// `init(genericConfiguration:voiceConfiguration:duckLevel:fadeDown:fadeUp:suspendInBackground:duckWhenOtherAudioPlays:notifyOthersOnDeactivation:unitLimits:defaultUnitLimits:voiceActivity:loudnessDuck:)`;
+    /// `loudnessDuck` is left out when it is the default, and read as the default when left out (as in
+    /// recordings made before it).
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes every value of the policy, durations in seconds.
@@ -226,18 +274,18 @@ extension SessionPolicy: Codable, RecordedField {
     static let form = JSONForm<Self>(
         object: "policy", "genericConfiguration", "voiceConfiguration", "duckLevel", "fadeDown", "fadeUp",
         "suspendInBackground", "duckWhenOtherAudioPlays", "notifyOthersOnDeactivation", "unitLimits",
-        "defaultUnitLimits", "voiceActivity",
+        "defaultUnitLimits", "voiceActivity", Field("loudnessDuck", omittedWhen: .default),
         make: {
             try Self(
                 genericConfiguration: $0, voiceConfiguration: $1, duckLevel: $2, fadeDown: $3, fadeUp: $4,
                 suspendInBackground: $5, duckWhenOtherAudioPlays: $6, notifyOthersOnDeactivation: $7, unitLimits: $8,
-                defaultUnitLimits: $9, voiceActivity: $10)
+                defaultUnitLimits: $9, voiceActivity: $10, loudnessDuck: $11)
         },
         parts: {
             (
                 $0.genericConfiguration, $0.voiceConfiguration, $0.duckLevel, $0.fadeDown, $0.fadeUp,
                 $0.suspendInBackground, $0.duckWhenOtherAudioPlays, $0.notifyOthersOnDeactivation, $0.unitLimits,
-                $0.defaultUnitLimits, $0.voiceActivity
+                $0.defaultUnitLimits, $0.voiceActivity, $0.loudnessDuck
             )
         })
 }

@@ -20,6 +20,8 @@ final class EngineCore {
         let descriptor: StreamDescriptor
         let renderer: StreamRenderer
         var node: PipeWireStream?
+        /// Whether a loudness duck on it was reported set and not yet removed.
+        var loudnessReported = false
     }
 
     private let loop: UnsafeMutablePointer<pw_loop>
@@ -263,6 +265,10 @@ final class EngineCore {
         if let read = quantum.nextRead(after: now, playing: !nodes.isEmpty || !closing.isEmpty) { due.append(read) }
         if let adoptionDue = adoptionDue(after: now) { due.append(adoptionDue) }
         if let echoDue = echo.nextDue { due.append(echoDue) }
+        // A loudness duck's depth is reported as it moves: looked at every 100 ms, its step.
+        if streams.values.contains(where: { $0.renderer.loudnessDuck != nil || $0.loudnessReported }) {
+            due.append(lastHousekeeping + Self.loudnessCheckInterval)
+        }
         timer.arm(for: due.min())
     }
 
@@ -280,7 +286,16 @@ final class EngineCore {
         if let node = bus.node {
             for event in latency.readRefusals(node.timing, of: bus.memberIDs) { delivery.emit(event) }
         }
+        for id in streams.keys.sorted() {
+            guard let renderer = streams[id]?.renderer else { continue }
+            let (changed, reading) = renderer.takeLoudnessDuckChange()
+            streams[id]?.loudnessReported = reading != nil
+            if changed { delivery.emit(.loudnessDuckChanged(stream: id, reading: reading)) }
+        }
     }
+
+    /// How often a loudness duck's depth is looked at while one is set: its 100 ms step.
+    static let loudnessCheckInterval = Duration.milliseconds(100)
 
     /// Something that may change the graph's quantum happened: read it often for a while.
     func expectQuantumChange() {

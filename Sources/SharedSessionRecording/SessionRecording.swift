@@ -201,6 +201,9 @@ public struct SessionRecording: Sendable {
             if case .followActivity(.stream(let followed), _) = request.style {
                 try stream(followed, "a duck following a stream")
             }
+            if case .followLoudness(let followed, _) = request.style {
+                try stream(followed, "a duck following a stream")
+            }
             if let id { leases.insert(id) }
         case .releaseLease(let id, _): try lease(id, "releaseLease")
         case .releaseDuck(let id, _): try lease(id, "releaseDuck")

@@ -28,6 +28,26 @@ package enum Tool {
         return paths.map { "\($0)/\(command)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// Runs `command` with `arguments` and returns what it printed on its error output (where ffmpeg
+    /// prints its filters' reports). Throws `missing` when it is not installed, and that output when it
+    /// fails.
+    package static func errorOutput(of command: String, _ arguments: [String], missing: String) throws -> String {
+        guard let path = locate(command) else { throw Failure(description: missing) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "\(command) \(arguments.joined(separator: " ")) failed: \(text)")
+        }
+        return text
+    }
+
     /// Runs `command` with `arguments`, its output discarded. Throws `missing` when it is not installed,
     /// and its error output when it fails.
     package static func run(_ command: String, _ arguments: [String], missing: String) throws {

@@ -363,6 +363,10 @@ struct SessionModel {
         switch request.style {
         case .duck(let requested), .followActivity(_, let requested): level = requested
         case .pause: level = nil
+        case .followLoudness:
+            // The generator makes none: the loudness duck's depth is decided on the render side, which
+            // the model does not render (LoudnessDuckTests covers it).
+            preconditionFailure("the model-based generator makes no loudness ducks")
         }
         if let level, !(0...1).contains(level) {
             rejected(.invalidValue)
@@ -551,6 +555,9 @@ struct SessionModel {
             emit(.outputLatencyChanged(id, from: from, to: to), cause)
         case .outputLatencyRejected(let id, let reason):
             emit(.outputLatencyRejected(id, reason: reason), cause)
+        case .loudnessDuckChanged(let id, let reading):
+            // Reported as it came: it changes nothing the session decides.
+            emit(.loudnessDuckChanged(id, reading), cause)
         case .streamPlaying:
             // Never generated: the model's engine renders every stream itself (StreamPlayingTests
             // covers streams that other processes play).

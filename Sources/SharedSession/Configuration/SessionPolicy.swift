@@ -25,6 +25,8 @@ public struct SessionPolicy: Sendable, Hashable {
     public let defaultUnitLimits: UnitLimits
     /// How voice-activity ducks hear speech.
     public let voiceActivity: VoiceActivityPolicy
+    /// How loudness ducks set their depth.
+    public let loudnessDuck: LoudnessDuckPolicy
 
     /// Creates a policy.
     ///
@@ -41,7 +43,8 @@ public struct SessionPolicy: Sendable, Hashable {
         notifyOthersOnDeactivation: Bool = true,
         unitLimits: [String: UnitLimits] = [:],
         defaultUnitLimits: UnitLimits = .unlimited,
-        voiceActivity: VoiceActivityPolicy = .default
+        voiceActivity: VoiceActivityPolicy = .default,
+        loudnessDuck: LoudnessDuckPolicy = .default
     ) throws(SessionError) {
         try SessionError.checkUnitInterval(duckLevel, name: "duckLevel")
         try SessionError.checkFade(fadeDown, name: "fadeDown")
@@ -57,6 +60,7 @@ public struct SessionPolicy: Sendable, Hashable {
         self.unitLimits = unitLimits
         self.defaultUnitLimits = defaultUnitLimits
         self.voiceActivity = voiceActivity
+        self.loudnessDuck = loudnessDuck
     }
 
     /// The limits of the unit named `owner`.

@@ -20,6 +20,10 @@ public enum EngineEvent: Sendable, Hashable {
     /// longer than any route has); the engine kept the stream's last figure and clock. `reason` names
     /// the figure and why it was refused.
     case outputLatencyRejected(stream: StreamID, reason: String)
+    /// The loudness duck on a stream (the main stream) was set or removed, or its depth moved by
+    /// ``StreamRenderer/loudnessReportStep`` dB or more since the last report: `reading` is what its
+    /// render side measured (``StreamControl/loudnessDuck``), `nil` once no loudness duck is set.
+    case loudnessDuckChanged(stream: StreamID, reading: LoudnessDuckReading?)
     /// A stream that other processes play and that ducks the main stream while it plays (an overlay
     /// adopted from a web view's node) started or stopped playing. The session holds a duck for the
     /// stream's owner while it plays, under the owner's limits, as if the owner had called

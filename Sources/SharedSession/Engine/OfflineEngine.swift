@@ -228,6 +228,11 @@ public final class OfflineEngine: AudioEngine {
             control.framesRendered += frames
             control.recording?.append(contentsOf: mix)
         }
+        // A loudness duck that was set, removed or moved by a dB in this quantum is reported after it.
+        for (id, renderer) in active {
+            let (changed, reading) = renderer.takeLoudnessDuckChange()
+            if changed { handler?(.loudnessDuckChanged(stream: id, reading: reading)) }
+        }
         return RenderedAudio(frames: frames, mix: mix, stems: stems)
     }
 

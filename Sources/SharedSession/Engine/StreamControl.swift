@@ -30,6 +30,19 @@ public protocol StreamControl: AnyObject, Sendable {
     /// keeps the meters alive.
     func setActivityDuck(gain: Float, following meters: [ActivityMeter], attack: Duration, release: Duration)
 
+    /// ``setActivityDuck(gain:following:attack:release:)`` with loudness ducks on top: while a meter
+    /// whose slot in `loudness` is set hears activity, the stream goes down to the depth that keeps
+    /// that source's loudness the slot's margin above the stream's own (``LoudnessDuckPolicy``), and
+    /// never below `gain` while a voice-activity duck asks for it. The default implementation ignores
+    /// the loudness part (an engine that cannot measure the stream's samples).
+    func setActivityDuck(
+        gain: Float, following meters: [ActivityMeter], loudness: LoudnessFollowing, attack: Duration,
+        release: Duration)
+
+    /// The loudness duck on this stream as its render side last measured it; `nil` when none is set
+    /// (or the engine cannot measure).
+    var loudnessDuck: LoudnessDuckReading? { get }
+
     /// The stream's output latency: the time from the start of a render cycle to the listener hearing
     /// the first frame rendered in it, as the engine last measured it (the offline engine: zero).
     /// `nil` while unknown: before the first cycle, or on an engine that cannot tell.
@@ -39,4 +52,15 @@ public protocol StreamControl: AnyObject, Sendable {
 extension StreamControl {
     /// Unknown: an engine that cannot tell.
     public var outputLatency: Duration? { nil }
+
+    /// Follows the meters' activity and ignores the loudness ducks.
+    public func setActivityDuck(
+        gain: Float, following meters: [ActivityMeter], loudness: LoudnessFollowing, attack: Duration,
+        release: Duration
+    ) {
+        setActivityDuck(gain: gain, following: meters, attack: attack, release: release)
+    }
+
+    /// None: an engine that cannot measure the stream.
+    public var loudnessDuck: LoudnessDuckReading? { nil }
 }

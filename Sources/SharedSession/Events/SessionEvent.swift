@@ -81,6 +81,10 @@ public struct SessionEvent: Sendable, Hashable, CustomStringConvertible {
         /// The sound server reported a latency for a stream that cannot be right; the stream kept its
         /// last figure, and clocks at the ear keep running from it.
         case outputLatencyRejected(StreamID, reason: String)
+        /// The loudness duck on a stream was set or removed, or its depth moved by a dB or more:
+        /// what its render side measured (the depth, the two loudnesses), `nil` once none is set.
+        /// The snapshot's ``SessionSnapshot/loudnessDuck`` is the main stream's last one.
+        case loudnessDuckChanged(StreamID, LoudnessDuckReading?)
         /// A request was refused; nothing held was changed.
         case requestRejected(SessionError)
         /// A unit's request was granted within one of its limits (a shallower duck, a duck instead of

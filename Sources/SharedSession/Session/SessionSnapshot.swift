@@ -38,6 +38,9 @@ public struct SessionSnapshot: Sendable, Hashable {
     public let quantum: Int
     /// When the snapshot was taken, for lease ages.
     public let takenAt: ContinuousClock.Instant
+    /// The main stream's loudness duck as the engine last reported it (its depth, the two
+    /// loudnesses); `nil` while none is set.
+    public let loudnessDuck: LoudnessDuckReading?
 
     /// A snapshot of these values (`package`: SharedSessionRecording reads one back from its JSON form).
     package init(
@@ -45,7 +48,8 @@ public struct SessionSnapshot: Sendable, Hashable {
         duckFactor: Float, mainGain: Float, hostWantsPlayback: Bool, isMainPaused: Bool,
         interruption: InterruptionPhase, isSuspended: Bool, isInBackground: Bool, isOtherAudioPlaying: Bool,
         secondaryAudioShouldBeSilencedHint: Bool, isBackgroundMusicMuted: Bool, currentRoute: String?,
-        streams: [StreamInfo], isEngineConnected: Bool, quantum: Int, takenAt: ContinuousClock.Instant
+        streams: [StreamInfo], isEngineConnected: Bool, quantum: Int, takenAt: ContinuousClock.Instant,
+        loudnessDuck: LoudnessDuckReading? = nil
     ) {
         self.activeConfiguration = activeConfiguration
         self.leases = leases
@@ -66,6 +70,7 @@ public struct SessionSnapshot: Sendable, Hashable {
         self.isEngineConnected = isEngineConnected
         self.quantum = quantum
         self.takenAt = takenAt
+        self.loudnessDuck = loudnessDuck
     }
 
     /// Whether the session is active.

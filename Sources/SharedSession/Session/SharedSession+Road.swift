@@ -201,7 +201,8 @@ extension SharedSession {
         case .setSuspended(let suspended): engine.setSuspended(suspended)
         case .setGain(let id, let gain, let ramp): lane.controls[id]?.setGain(gain, ramp: ramp)
         case .setPaused(let id, let paused): lane.controls[id]?.setPaused(paused)
-        case .setActivityDuck(let id, let gain, let sources): followActivity(id, gain: gain, sources, &lane)
+        case .setActivityDuck(let id, let gain, let sources, let loudness):
+            followActivity(id, gain: gain, sources, loudness: loudness, &lane)
         case .closeStream(let id):
             engine.closeStream(id)
             lane.controls[id] = nil
@@ -209,10 +210,13 @@ extension SharedSession {
         }
     }
 
-    private func followActivity(_ id: StreamID, gain: Float, _ sources: [ActivitySource], _ lane: inout Lane) {
+    private func followActivity(
+        _ id: StreamID, gain: Float, _ sources: [ActivitySource], loudness: [LoudnessSlot?], _ lane: inout Lane
+    ) {
         var meters: [ActivityMeter] = []
+        var slots: [LoudnessSlot?] = []
         let voice = policy.voiceActivity
-        for source in sources {
+        for (index, source) in sources.enumerated() {
             let meter: ActivityMeter?
             switch source {
             case .stream(let followed): meter = lane.controls[followed]?.activityMeter()
@@ -220,10 +224,15 @@ extension SharedSession {
             }
             guard let meter else { continue }
             meter.configure(threshold: voice.linearThreshold, holdFrames: engine.format.frames(in: voice.hold))
+            let slot = index < loudness.count ? loudness[index] : nil
+            if slot != nil { meter.measureLoudness() }
             lane.meters[ObjectIdentifier(meter)] = meter
             meters.append(meter)
+            slots.append(slot)
         }
-        lane.controls[id]?.setActivityDuck(gain: gain, following: meters, attack: voice.attack, release: voice.release)
+        lane.controls[id]?.setActivityDuck(
+            gain: gain, following: meters, loudness: LoudnessFollowing(slots: slots, policy: policy.loudnessDuck),
+            attack: voice.attack, release: voice.release)
     }
 }
 

@@ -9,8 +9,9 @@ struct DuckStack: Sendable {
     /// Live ducks per effective level (a duck with no level counts at the policy's).
     private var levels: [Float: Int] = [:]
     private var pauseRequests = 0
-    /// Live voice-activity ducks: what each follows and its effective level.
-    private var activity: [LeaseID: (source: ActivitySource, level: Float)] = [:]
+    /// Live voice-activity and loudness ducks: what each follows and what it asks while the source
+    /// is active.
+    private var activity: [LeaseID: (source: ActivitySource, ask: ActivityAsk)] = [:]
     /// Deadlines of the ducks that have one.
     private var deadlines: [LeaseID: ContinuousClock.Instant] = [:]
     /// The host pressed play while pause requests were live; lasts until the next pause request.
@@ -43,19 +44,44 @@ struct DuckStack: Sendable {
             .compactMap { records[$0.key] }
     }
 
-    /// The voice-activity duck: the lowest level among the live ones whose source still plays (`isOpen`
-    /// says whether a followed stream is open), and the sources to follow, oldest duck first.
-    func activityDuck(isOpen: (StreamID) -> Bool) -> (level: Float, sources: [ActivitySource])? {
+    /// What a duck that follows a source asks while the source is active.
+    enum ActivityAsk: Sendable, Hashable {
+        /// A level (a voice-activity duck).
+        case level(Float)
+        /// A loudness margin in LU, with the deepest depth in dB its unit's limits allow.
+        case loudness(margin: Float, deepest: Float)
+    }
+
+    /// The voice-activity duck: the lowest level among the live voice-activity ducks whose source
+    /// still plays (`isOpen` says whether a followed stream is open; 1 when only loudness ducks are
+    /// live), the sources to follow, oldest duck first, and for each source the loudness margin and
+    /// deepest depth if a loudness duck follows it (the largest margin and the deepest bound of those
+    /// that do).
+    func activityDuck(isOpen: (StreamID) -> Bool) -> (
+        level: Float, sources: [ActivitySource], loudness: [LoudnessSlot?]
+    )? {
         guard !activity.isEmpty else { return nil }
         var level: Float = 1
         var sources: [ActivitySource] = []
+        var loudness: [LoudnessSlot?] = []
         for id in activity.keys.sorted() {
             let duck = activity[id]!
             if case .stream(let followed) = duck.source, !isOpen(followed) { continue }
-            level = min(level, duck.level)
-            if !sources.contains(duck.source) { sources.append(duck.source) }
+            var index = sources.firstIndex(of: duck.source)
+            if index == nil {
+                sources.append(duck.source)
+                loudness.append(nil)
+                index = sources.count - 1
+            }
+            switch duck.ask {
+            case .level(let asked): level = min(level, asked)
+            case .loudness(let margin, let deepest):
+                let slot = loudness[index!]
+                loudness[index!] = LoudnessSlot(
+                    margin: max(margin, slot?.margin ?? margin), deepest: min(deepest, slot?.deepest ?? deepest))
+            }
         }
-        return sources.isEmpty ? nil : (level, sources)
+        return sources.isEmpty ? nil : (level, sources, loudness)
     }
 
     // MARK: Admission
@@ -100,7 +126,7 @@ struct DuckStack: Sendable {
                     code: .limitExceeded,
                     message: "\(owner) asked for \(request.style) beyond its limit (\(limit)): \(fix)"))
         }
-        if case .followActivity(.stream(let followed), _) = style, !streams.followedIsOpen {
+        if case .stream(let followed)? = style.followedSource, !streams.followedIsOpen {
             return .failure(
                 SessionError(
                     code: .unknownStream,
@@ -125,6 +151,14 @@ struct DuckStack: Sendable {
             }
             applied.append(.deepestDuckLevel(deepest))
         }
+        // A loudness duck asks for no level: its unit's deepest level bounds its depth. The limit is
+        // applied (and named) when it is shallower than the policy's bound, whatever `excess` says,
+        // since nothing was asked beyond it.
+        if case .followLoudness = style, limits.deepestDuckLevel > 0,
+            decibels(limits.deepestDuckLevel) > policy.loudnessDuck.deepest
+        {
+            applied.append(.deepestDuckLevel(limits.deepestDuckLevel))
+        }
         var hold = request.maximumHold
         if let maximum = limits.maximumHold, hold.map({ $0 > maximum }) ?? true {
             hold = maximum
@@ -138,8 +172,9 @@ struct DuckStack: Sendable {
 
     // MARK: Changes
 
-    /// Adds an admitted duck; `policyLevel` is the level of a duck that names none.
-    mutating func insert(_ info: DuckInfo, policyLevel: Float) {
+    /// Adds an admitted duck; `policyLevel` is the level of a duck that names none, `loudness` gives
+    /// a loudness duck's margin when it names none, and its bounds.
+    mutating func insert(_ info: DuckInfo, policyLevel: Float, loudness: LoudnessDuckPolicy = .default) {
         switch info.style {
         case .pause:
             hostOverridesPause = false
@@ -147,7 +182,11 @@ struct DuckStack: Sendable {
         case .duck(let level):
             levels[level ?? policyLevel, default: 0] += 1
         case .followActivity(let source, let level):
-            activity[info.id] = (source, level ?? policyLevel)
+            activity[info.id] = (source, .level(level ?? policyLevel))
+        case .followLoudness(let stream, let margin):
+            var deepest = loudness.deepest
+            for case .deepestDuckLevel(let level) in info.appliedLimits { deepest = max(deepest, decibels(level)) }
+            activity[info.id] = (.stream(stream), .loudness(margin: margin ?? loudness.margin, deepest: deepest))
         }
         records[info.id] = info
         if let deadline = info.deadline { deadlines[info.id] = deadline }
@@ -165,7 +204,7 @@ struct DuckStack: Sendable {
             let level = level ?? policyLevel
             let remaining = levels[level, default: 1] - 1
             levels[level] = remaining > 0 ? remaining : nil
-        case .followActivity:
+        case .followActivity, .followLoudness:
             activity[id] = nil
         }
         if !pauseRequested { hostOverridesPause = false }

@@ -27,6 +27,8 @@ struct PlaybackContext: Sendable {
     private(set) var currentRoute: String?
     var engineConnected = true
     var quantum = 0
+    /// The main stream's loudness duck, as the engine last reported it.
+    var mainLoudnessDuck: LoudnessDuckReading?
 
     var isInterrupted: Bool {
         if case .interrupted = interruption { return true }

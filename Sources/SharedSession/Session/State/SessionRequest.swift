@@ -55,13 +55,16 @@ enum SessionRequest: Sendable, Hashable {
 
 extension SessionRequest {
     /// Checks the values the caller gave: volumes and duck levels finite and from 0 through 1, a
-    /// maximum hold positive. The state refuses a request that fails before anything changes; a
+    /// loudness duck's margin from 0 through 40 LU, a maximum hold positive. The state refuses a request that fails before anything changes; a
     /// stream's opening is checked before the engine is asked (``SessionState/opening(_:isMain:volume:)``).
     func validate() throws(SessionError) {
         switch self {
         case .duck(let request):
             if case .some(let level?) = request.style.requestedLevel {
                 try SessionError.checkUnitInterval(level, name: "duck level")
+            }
+            if case .followLoudness(_, let margin?) = request.style {
+                try LoudnessDuckPolicy.checkMargin(margin)
             }
             if let hold = request.maximumHold, hold <= .zero {
                 throw SessionError.invalidValue(

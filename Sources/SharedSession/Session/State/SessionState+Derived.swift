@@ -45,7 +45,7 @@ extension SessionState {
         guard duckStack.hasActivityDucks, !isMainExempt,
             let duck = duckStack.activityDuck(isOpen: { streams.isOpen($0) })
         else { return nil }
-        return ActivityDuck(gain: context.hostVolume * duck.level, sources: duck.sources)
+        return ActivityDuck(gain: context.hostVolume * duck.level, sources: duck.sources, loudness: duck.loudness)
     }
 
     var isSuspended: Bool {
@@ -129,6 +129,7 @@ extension SessionState {
             streams: streams.records.map(info(of:)),
             isEngineConnected: context.engineConnected,
             quantum: context.quantum,
-            takenAt: now)
+            takenAt: now,
+            loudnessDuck: context.mainLoudnessDuck)
     }
 }

@@ -53,7 +53,7 @@ extension SessionState {
     /// with a `requestRejected` event (a refused request takes no id).
     mutating func duckRequested(_ request: DuckRequest, at now: ContinuousClock.Instant) -> Outcome {
         var followedIsOpen = true
-        if case .followActivity(.stream(let followed), _) = request.style { followedIsOpen = streams.isOpen(followed) }
+        if case .stream(let followed)? = request.style.followedSource { followedIsOpen = streams.isOpen(followed) }
         let known = DuckStack.Streams(main: mainStreamID, mainIsExempt: isMainExempt, followedIsOpen: followedIsOpen)
         let admission: DuckStack.Admission
         switch DuckStack.admit(request, at: now, policy: policy, streams: known) {
@@ -67,7 +67,7 @@ extension SessionState {
         input(cause) { state in
             for limit in info.appliedLimits { state.log.emit(.limitApplied(owner: info.owner, limit: limit), cause) }
             state.log.emit(.duckAcquired(info), cause)
-            state.duckStack.insert(info, policyLevel: state.policy.duckLevel)
+            state.duckStack.insert(info, policyLevel: state.policy.duckLevel, loudness: state.policy.loudnessDuck)
         }
         return .duck(info.id, style: info.style, expires: info.deadline != nil)
     }
@@ -144,6 +144,9 @@ extension SessionState {
             log.emit(.outputLatencyChanged(stream, from: from, to: to), cause)
         case .outputLatencyRejected(let stream, let reason):
             log.emit(.outputLatencyRejected(stream, reason: reason), cause)
+        case .loudnessDuckChanged(let stream, let reading):
+            if stream == mainStreamID { context.mainLoudnessDuck = reading }
+            log.emit(.loudnessDuckChanged(stream, reading), cause)
         }
         return .applied
     }

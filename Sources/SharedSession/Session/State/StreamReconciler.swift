@@ -74,7 +74,9 @@ struct StreamReconciler: Sendable {
             if wanted.paused != current.paused { log.append(.setPaused(id, wanted.paused)) }
             if wanted.activity != current.activity {
                 log.append(
-                    .setActivityDuck(id, gain: wanted.activity?.gain ?? 1, following: wanted.activity?.sources ?? []))
+                    .setActivityDuck(
+                        id, gain: wanted.activity?.gain ?? 1, following: wanted.activity?.sources ?? [],
+                        loudness: wanted.activity?.loudness ?? []))
             }
             // Stored only when it changed: most inputs (a lease, a duck at a level already applied)
             // change no stream.
@@ -115,6 +117,8 @@ struct ActivityDuck: Sendable, Hashable {
     /// renderer never goes above the stream's own gain, so with other ducks the lowest level wins.
     var gain: Float
     var sources: [ActivitySource]
+    /// For each source, the loudness duck that follows it, if one does.
+    var loudness: [LoudnessSlot?] = []
 }
 
 /// What every stream's target depends on besides the stream, read once before settling.
