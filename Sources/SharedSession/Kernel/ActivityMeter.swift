@@ -108,7 +108,8 @@ public final class ActivityMeter: @unchecked Sendable {
         }
         framesBelow = below
         if measuresLoudness.load(ordering: .acquiring), let loudness, loudness.channels == channels {
-            measureLoudness(samples, frames: frames, voicedFrom: voicedStart, to: voicedEnd, meter: loudness)
+            measureLoudness(
+                samples, frames: frames, channels: channels, voicedFrom: voicedStart, to: voicedEnd, meter: loudness)
         }
         span.store(Self.pack(start: start, end: end), ordering: .relaxed)
         blocks.add(1, ordering: .releasing)
@@ -118,15 +119,19 @@ public final class ActivityMeter: @unchecked Sendable {
     /// it ends to the speech ring, and the gated loudness of the ring is published.
     @inline(__always)
     private func measureLoudness(
-        _ samples: UnsafePointer<Float>, frames: Int, voicedFrom start: Int, to end: Int, meter: LoudnessMeter
+        _ samples: UnsafePointer<Float>, frames: Int, channels: Int, voicedFrom start: Int, to end: Int,
+        meter: LoudnessMeter
     ) {
         var stepStart = 0
-        meter.add(samples, frames: frames) { stepEnd in
-            let voiced = voicedInStep || (start < stepEnd && end > stepStart)
+        var done = 0
+        while done < frames {
+            done &+= meter.addUntilStep(samples + done &* channels, frames: frames &- done)
+            guard meter.stepJustCompleted else { break }
+            let voiced = voicedInStep || (start < done && end > stepStart)
             voicedInStep = false
-            stepStart = stepEnd
+            stepStart = done
             voicedStreak = voiced ? voicedStreak &+ 1 : 0
-            guard voiced else { return }
+            guard voiced else { continue }
             // Until the first block voiced throughout (its 4 steps), the voiced steps themselves give a
             // first figure: the blocks before it start in the silence before the first word and read
             // low. From it on, every block that ends in a voiced step counts, as BS.1770 counts them.

@@ -124,53 +124,51 @@ public final class LoudnessMeter {
 
     /// Measures `frames` interleaved frames. Real-time safe.
     public func add(_ samples: UnsafePointer<Float>, frames: Int) {
-        add(samples, frames: frames) { _ in }
+        var done = 0
+        while done < frames { done &+= addUntilStep(samples + done &* channels, frames: frames &- done) }
     }
 
-    /// Measures `frames` interleaved frames, calling `step` as each 100 ms step completes with its
-    /// index in `0..<frames` (the frame after it). Real-time safe: `step` is not escaping.
+    /// Measures the first of `frames` interleaved frames up to the end of the 100 ms step in
+    /// progress, and returns how many it measured: all of them, or fewer when a step completed (the
+    /// caller reads the windows, then goes on from there). Real-time safe.
     @inline(__always)
-    func add(_ samples: UnsafePointer<Float>, frames: Int, step: (Int) -> Void) {
+    func addUntilStep(_ samples: UnsafePointer<Float>, frames: Int) -> Int {
         let channels = self.channels
         let shelf = self.shelf
         let highPass = self.highPass
-        let stepFrames = self.stepFrames
-        var frame = 0
-        while frame < frames {
-            let count = min(frames &- frame, stepFrames &- stepFill)
-            var sum = 0.0
-            for channel in 0..<channels {
-                let weight = weights[channel]
-                let filter = state + channel &* 4
-                var s1 = filter[0], s2 = filter[1], h1 = filter[2], h2 = filter[3]
-                var squares = 0.0
-                var index = frame &* channels &+ channel
-                for _ in 0..<count {
-                    let x = Double(samples[index])
-                    let y = shelf.b0 * x + s1
-                    s1 = shelf.b1 * x - shelf.a1 * y + s2
-                    s2 = shelf.b2 * x - shelf.a2 * y
-                    let z = highPass.b0 * y + h1
-                    h1 = highPass.b1 * y - highPass.a1 * z + h2
-                    h2 = highPass.b2 * y - highPass.a2 * z
-                    squares += z * z
-                    index &+= channels
-                }
-                filter[0] = s1
-                filter[1] = s2
-                filter[2] = h1
-                filter[3] = h2
-                sum += weight * squares
+        let count = min(frames, stepFrames &- stepFill)
+        var sum = 0.0
+        for channel in 0..<channels {
+            let weight = weights[channel]
+            let filter = state + channel &* 4
+            var s1 = filter[0], s2 = filter[1], h1 = filter[2], h2 = filter[3]
+            var squares = 0.0
+            var index = channel
+            for _ in 0..<count {
+                let x = Double(samples[index])
+                let y = shelf.b0 * x + s1
+                s1 = shelf.b1 * x - shelf.a1 * y + s2
+                s2 = shelf.b2 * x - shelf.a2 * y
+                let z = highPass.b0 * y + h1
+                h1 = highPass.b1 * y - highPass.a1 * z + h2
+                h2 = highPass.b2 * y - highPass.a2 * z
+                squares += z * z
+                index &+= channels
             }
-            stepSum += sum
-            stepFill &+= count
-            frame &+= count
-            if stepFill == stepFrames {
-                finishStep()
-                step(frame)
-            }
+            filter[0] = s1
+            filter[1] = s2
+            filter[2] = h1
+            filter[3] = h2
+            sum += weight * squares
         }
+        stepSum += sum
+        stepFill &+= count
+        if stepFill == stepFrames { finishStep() }
+        return count
     }
+
+    /// Whether the last ``addUntilStep(_:frames:)`` completed a step.
+    var stepJustCompleted: Bool { stepFill == 0 && stepsDone > 0 }
 
     /// A 100 ms step is complete: it enters the windows, and the 400 ms block it ends is gated.
     private func finishStep() {

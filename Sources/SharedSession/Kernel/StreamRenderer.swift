@@ -456,24 +456,33 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         let main = Float(source) + decibels(gain)
         loudMainBits.store(main.bitPattern, ordering: .relaxed)
         guard main.isFinite else { return }
-        var asked = Float.infinity
-        var loudest = -Float.infinity
         let ducking = activityMix > 0
-        func ask(_ slot: (Float, Float), _ meter: UInt, _ held: inout Float) {
-            guard !slot.0.isNaN, meter != 0, let pointer = UnsafeRawPointer(bitPattern: meter) else { return }
-            let measured = Unmanaged<ActivityMeter>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.speechLoudness }
-            guard let measured else { return }
-            held = ducking && held.isFinite ? min(measured, held + Self.sourceRelaxPerStep) : measured
-            loudest = max(loudest, held)
-            asked = min(asked, max(slot.1, min(loudShallowest, held - slot.0 - main)))
-        }
-        ask(loudSlots.0, meters.0, &sourceHeld.0)
-        ask(loudSlots.1, meters.1, &sourceHeld.1)
-        ask(loudSlots.2, meters.2, &sourceHeld.2)
-        ask(loudSlots.3, meters.3, &sourceHeld.3)
+        let asks = (
+            ask(loudSlots.0, meters.0, main: main, ducking: ducking, held: &sourceHeld.0),
+            ask(loudSlots.1, meters.1, main: main, ducking: ducking, held: &sourceHeld.1),
+            ask(loudSlots.2, meters.2, main: main, ducking: ducking, held: &sourceHeld.2),
+            ask(loudSlots.3, meters.3, main: main, ducking: ducking, held: &sourceHeld.3)
+        )
+        let asked = min(min(asks.0.depth, asks.1.depth), min(asks.2.depth, asks.3.depth))
+        let loudest = max(max(asks.0.source, asks.1.source), max(asks.2.source, asks.3.source))
         guard asked.isFinite else { return }
         depthAsked = asked
         loudSourceBits.store(loudest.bitPattern, ordering: .relaxed)
+    }
+
+    /// What one slot asks: the bounded depth (+∞: nothing) and the source's loudness it was set from
+    /// (−∞: none), with the source's held loudness updated.
+    @inline(__always)
+    private func ask(_ slot: (Float, Float), _ meter: UInt, main: Float, ducking: Bool, held: inout Float) -> (
+        depth: Float, source: Float
+    ) {
+        guard !slot.0.isNaN, meter != 0, let pointer = UnsafeRawPointer(bitPattern: meter) else {
+            return (.infinity, -.infinity)
+        }
+        let measured = Unmanaged<ActivityMeter>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.speechLoudness }
+        guard let measured else { return (.infinity, -.infinity) }
+        held = ducking && held.isFinite ? min(measured, held + Self.sourceRelaxPerStep) : measured
+        return (max(slot.1, min(loudShallowest, held - slot.0 - main)), held)
     }
 
     /// Moves the depth heard toward the depth asked over `frames`: at once while the duck is not
@@ -528,7 +537,13 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         // 100 ms, and the depth heard moved toward it over this chunk.
         let depthStart = depthNow
         if loudActive || depthNow != 0 {
-            if loudActive, playing, let mainMeter { mainMeter.add(input, frames: frames) { _ in askDepth(mainMeter) } }
+            if loudActive, playing, let mainMeter {
+                var done = 0
+                while done < frames {
+                    done &+= mainMeter.addUntilStep(input + done &* channels, frames: frames &- done)
+                    if mainMeter.stepJustCompleted { askDepth(mainMeter) }
+                }
+            }
             moveDepth(frames: frames)
         }
 
