@@ -19,6 +19,7 @@ extension SessionSnapshot: CustomStringConvertible, CustomDebugStringConvertible
             "  main: volume \(Self.level(mainVolume)) × duck \(Self.level(duckFactor)) = gain \(Self.level(mainGain))"
         main += isMainPaused ? ", paused" : ", playing"
         if !hostWantsPlayback { main += " (the host paused)" }
+        if let loudnessDuck { main += ", loudness duck: \(loudnessDuck)" }
         lines.append(main)
         var system = "  interruption: \(interruption), \(isInBackground ? "background" : "foreground")"
         if isSuspended { system += ", rendering suspended" }
