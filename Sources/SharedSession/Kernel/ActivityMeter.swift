@@ -131,10 +131,11 @@ public final class ActivityMeter: @unchecked Sendable {
             voicedInStep = false
             stepStart = done
             voicedStreak = voiced ? voicedStreak &+ 1 : 0
-            guard voiced else { continue }
             // Until the first block voiced throughout (its 4 steps), the voiced steps themselves give a
-            // first figure: the blocks before it start in the silence before the first word and read
-            // low. From it on, every block that ends in a voiced step counts, as BS.1770 counts them.
+            // first figure, each but the first of a run (the step the voice starts in is partly silence
+            // and reads low): the blocks before it start in the silence before the first word and read
+            // low too. From it on, every block that ends in a voiced step counts, as BS.1770 counts them.
+            guard voiced, ringIsWhole || voicedStreak >= 2 else { continue }
             if voicedStreak >= LoudnessMeter.momentarySteps, !ringIsWhole {
                 ringIsWhole = true
                 speechCount = 0

@@ -35,6 +35,14 @@ public final class StreamHandle: Sendable, CustomStringConvertible {
         session.lane.withLock { $0.controls[id]?.outputLatency }
     }
 
+    /// The loudness duck on this stream as its render side measures it now: the depth heard and the
+    /// two loudnesses (``LoudnessDuckReading``). Only the main stream is ducked; `nil` while no loudness
+    /// duck is set, after the stream closed, or on an engine that cannot measure it. The engine reports
+    /// it as it moves with ``SessionEvent/Kind/loudnessDuckChanged(_:_:)``.
+    public var loudnessDuck: LoudnessDuckReading? {
+        session.lane.withLock { $0.controls[id]?.loudnessDuck }
+    }
+
     /// Closes the stream. Closing twice does nothing.
     public func close() {
         session.closeStream(id)
