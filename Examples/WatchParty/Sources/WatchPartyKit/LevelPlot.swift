@@ -64,9 +64,18 @@ public enum LevelPlot {
         }
     }
 
+    /// The loudness duck's tracks: the voice's loudness while it speaks, the movie's as heard (LUFS),
+    /// and the depth (dB).
+    static let voiceLoudness = "voice loudness (LUFS)"
+    static let movieLoudness = "movie heard (LUFS)"
+    static let duckDepth = "movie duck depth (dB)"
+
     /// A color per stream, the mix in grey.
     static func color(of name: String) -> (Double, Double, Double) {
         switch name {
+        case voiceLoudness: (0.55, 0.82, 0.55)
+        case movieLoudness: (0.50, 0.70, 0.95)
+        case duckDepth: (0.75, 0.15, 0.15)
         case "movie": (0.12, 0.40, 0.75)
         case "feed": (0.93, 0.50, 0.10)
         case "voice": (0.17, 0.63, 0.27)

@@ -22,7 +22,7 @@ struct Measurements {
         for cue in scene.cues {
             switch cue.action {
             case .feedStart(let media, _): partials["feed"] = media.partials
-            case .voiceJoin(let media, _): partials["voice"] = media.partials
+            case .voiceJoin(let media, _, _): partials["voice"] = media.partials
             case .notification(let media, _): partials["notification"] = media.partials
             default: break
             }

@@ -78,8 +78,8 @@ public struct Scene: Sendable {
         case feedStop
         /// Watch-party SDK: the voice chat joins: a voice session, a duck and the far end's voice. With
         /// `helperProcess`, the SDK runs in a helper process of its own and reaches the session through
-        /// SharedSessionRemote.
-        case voiceJoin(Media, helperProcess: Bool)
+        /// SharedSessionRemote. `duck` says how the movie is ducked under the voice.
+        case voiceJoin(Media, helperProcess: Bool, duck: VoiceDuck)
         /// Watch-party SDK: its helper process is killed (SIGKILL) mid-call; the host gives back what it
         /// held when its connection closes.
         case voiceCrash
@@ -108,6 +108,15 @@ public struct Scene: Sendable {
         case mark(label: String, expect: [String: Double?])
     }
 
+    /// How the watch-party ducks the movie under the far end's voice.
+    public enum VoiceDuck: Sendable, Equatable {
+        /// A fixed duck, the SDK's `requestAudioDucking()`: the policy's level (−20 dB).
+        case level
+        /// A loudness duck (`DuckStyle.followLoudness`): the voice kept `margin` LU (or the policy's
+        /// 10) above the movie while it speaks.
+        case loudness(margin: Float?)
+    }
+
     /// The stream names a mark can expect levels of.
     public static let streamNames = ["movie", "feed", "voice", "notification", "mix"]
 
@@ -123,7 +132,7 @@ public struct Scene: Sendable {
         var all = [movie]
         for cue in cues {
             switch cue.action {
-            case .feedStart(let media, _), .voiceJoin(let media, _), .notification(let media, _): all.append(media)
+            case .feedStart(let media, _), .voiceJoin(let media, _, _), .notification(let media, _): all.append(media)
             default: break
             }
         }
@@ -166,7 +175,9 @@ extension Scene.Action {
         case .seek(let time): "host: seek to \(Scene.format(Float(time))) s"
         case .feedStart(_, let duck): duck ? "feed clip + duck" : "feed clip"
         case .feedStop: "feed clip ends"
-        case .voiceJoin(_, let helper): helper ? "voice chat joins (helper process)" : "voice chat joins"
+        case .voiceJoin(_, let helper, let duck):
+            (helper ? "voice chat joins (helper process)" : "voice chat joins")
+                + (duck == .level ? "" : " (loudness duck)")
         case .voiceLeave: "voice chat leaves"
         case .voiceCrash: "voice helper killed"
         case .notification: "notification"

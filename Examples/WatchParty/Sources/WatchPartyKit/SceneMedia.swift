@@ -24,6 +24,13 @@ public enum GeneratedMedia {
         "movie.mp4": Recipe(
             seconds: 40, channels: "stereo", expression: "0.25*sin(2*PI*220*t)+0.25*sin(2*PI*330*t)",
             codec: ["-c:a", "aac", "-b:a", "192k"]),
+        // The same fifth, loud for 9 s, 8 dB quieter for 8 s (a dialogue scene), loud again: each change
+        // over 50 ms. The loudness-duck scene plays it under one voice chat.
+        "movie-loud-quiet.mp4": Recipe(
+            seconds: 30, channels: "stereo",
+            expression: "(0.25*sin(2*PI*220*t)+0.25*sin(2*PI*330*t))"
+                + "*(0.4+0.6*clip((abs(t-13)-4)/0.05\\,0\\,1))",
+            codec: ["-c:a", "aac", "-b:a", "192k"]),
         // A bell-like clip that fades in and out over 30 ms, so it starts and ends without a click.
         "feed-clip.mkv": Recipe(
             seconds: 3, channels: "stereo",

@@ -225,7 +225,7 @@ private struct SceneReader {
     static let actions: [String: [String]] = [
         "play": [], "pause": [], "volume": ["value"], "seek": ["to"],
         "feed-start": ["file", "volume", "partials", "duck"], "feed-stop": [],
-        "voice-join": ["file", "volume", "partials", "process"], "voice-leave": [], "voice-crash": [],
+        "voice-join": ["file", "volume", "partials", "process", "duck", "margin"], "voice-leave": [], "voice-crash": [],
         "notification": ["file", "volume", "partials", "duck"],
         "other-audio-start": [], "other-audio-stop": [], "background": [], "foreground": [],
         "lock": [], "unlock": [], "interruption-begin": [], "interruption-end": ["shouldResume"],
@@ -303,7 +303,32 @@ private struct SceneReader {
                 try fields.member("process").map { member throws(SceneError) in
                     try bool(member.value, fields.field("process"))
                 } ?? false
-            action = .voiceJoin(try media(in: fields), helperProcess: process)
+            let duck: Scene.VoiceDuck
+            switch try fields.member("duck").map({ member throws(SceneError) in
+                try string(member.value, fields.field("duck"), what: "\"level\" or \"loudness\"")
+            }) ?? "level" {
+            case "level": duck = .level
+            case "loudness":
+                let margin = try fields.member("margin").map { member throws(SceneError) in
+                    Float(
+                        try number(
+                            member.value, fields.field("margin"), in: 0...40,
+                            what: "the LU the voice is kept above the movie, 0 to 40"))
+                }
+                duck = .loudness(margin: margin)
+            default:
+                throw fail(
+                    try required(fields, "duck", what: "\"level\" or \"loudness\""), fields.field("duck"),
+                    expected: "\"level\" or \"loudness\"")
+            }
+            if process, duck != .level {
+                throw fail(
+                    try required(fields, "duck", what: "\"level\""), fields.field("duck"),
+                    expected:
+                        "\"level\": a voice chat in a helper process ducks through the SDK's delegate, which has no loudness duck"
+                )
+            }
+            action = .voiceJoin(try media(in: fields), helperProcess: process, duck: duck)
         case "voice-leave": action = .voiceLeave
         case "voice-crash": action = .voiceCrash
         case "notification":
@@ -367,7 +392,7 @@ private struct Story {
         case .feedStop:
             try check(feed, "\"feed-stop\" only while a feed clip plays (\"feed-start\" first)")
             feed = false
-        case .voiceJoin(_, let helper):
+        case .voiceJoin(_, let helper, _):
             try check(!voice, "no \"voice-join\" while the voice chat is on (\"voice-leave\" first)")
             voice = true
             voiceHelper = helper

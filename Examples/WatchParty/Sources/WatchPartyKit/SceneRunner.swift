@@ -114,7 +114,8 @@ public final class SceneRunner {
 
         let measure = Measurements(scene: scene, playback: playback, mix: mix, stems: state.stems)
         return SceneRun(
-            scene: scene, engine: playback.summary, mix: mix, tracks: measure.tracks(labels: state.labels),
+            scene: scene, engine: playback.summary, mix: mix,
+            tracks: measure.tracks(labels: state.labels) + state.loudnessTracks(),
             markers: state.markers, lanes: state.lanes(endingAt: scene.duration),
             marks: measure.marks(state.markTimes), events: log.all, decoding: decoding, underruns: underruns,
             duration: scene.duration,
@@ -239,6 +240,10 @@ private final class RunState {
     var voice: StreamHandle?
     /// The voice-chat SDK when it joined as a helper process.
     var voiceHelper: VoiceHelper?
+    /// The watch-party's duck when it ducks by loudness, and the readings of it over the run: scene
+    /// seconds and what the movie's render side measured (nil: no loudness duck then).
+    var voiceLoudnessDuck: DuckLease?
+    var loudnessReadings: [(time: Double, reading: LoudnessDuckReading?)] = []
     var notifications: [StreamHandle] = []
     /// Every media source opened, by stream name, to keep their decoders ahead offline and to count
     /// their underruns at the end.
@@ -376,6 +381,7 @@ private final class RunState {
                 // The voice chat's sender must keep reading, or the capture ring fills up.
                 _ = session.voiceInput.readAll()
                 guard let block else {
+                    noteLoudness(at: playback.now)
                     view.tick(
                         time: playback.now, progress: playback.now / scene.duration, levels: gains(),
                         clock: movieClock
@@ -383,6 +389,7 @@ private final class RunState {
                     return
                 }
                 let levels = collect(block)
+                noteLoudness(at: Double(frame + block.frames) / Double(rate))
                 view.tick(
                     time: Double(frame + block.frames) / Double(rate),
                     progress: Double(frame) / Double(rate)
@@ -467,6 +474,29 @@ private final class RunState {
         return levels
     }
 
+    /// Keeps what the movie's loudness duck measures now, while the watch-party ducks by loudness.
+    private func noteLoudness(at time: Double) {
+        guard voiceLoudnessDuck != nil || loudnessReadings.last?.reading != nil else { return }
+        loudnessReadings.append((time, movie?.loudnessDuck))
+    }
+
+    /// The loudness duck over the run, for the plot: the voice's loudness while it speaks and the
+    /// movie's as heard (LUFS), whose gap is the margin held, and the depth (dB); none without one.
+    func loudnessTracks() -> [LevelTrack] {
+        guard loudnessReadings.contains(where: { $0.reading != nil }) else { return [] }
+        let method = "BS.1770 loudness the movie's render side measured"
+        func track(_ name: String, _ value: (LoudnessDuckReading) -> Float?) -> LevelTrack {
+            LevelTrack(
+                name: name, points: loudnessReadings.map { ($0.time, $0.reading.flatMap(value).map(Double.init)) },
+                method: method)
+        }
+        return [
+            track(LevelPlot.voiceLoudness) { $0.sourceLoudness },
+            track(LevelPlot.movieLoudness) { reading in reading.mainLoudness.map { $0 + reading.depth } },
+            track(LevelPlot.duckDepth) { $0.depth },
+        ]
+    }
+
     /// On a sound server: each stream's gain in dB as its meter (a closed stream's reads silent).
     private func gains() -> [String: Double?] {
         var levels: [String: Double?] = [:]
@@ -545,15 +575,21 @@ private final class RunState {
             if feedBridge.heldCounts.ducks > 0 { feedBridge.disableAudioDucking() }
             feedBridge.disableAudioSession(for: .generic)
             lane("feed clip", on: false)
-        case .voiceJoin(let media, let helperProcess):
+        case .voiceJoin(let media, let helperProcess, let duck):
             if helperProcess {
                 // The SDK in a process of its own: it calls the same delegate methods over the socket.
                 voiceHelper = try VoiceHelper.join(serving: session, view: view)
             } else {
                 try voiceBridge.prepareAudioSession(for: .voice)
-                voiceBridge.requestAudioDucking()
+                if duck == .level { voiceBridge.requestAudioDucking() }
             }
-            voice = try open(media, name: "voice", role: .communication, owner: "watch-party")
+            let voice = try open(media, name: "voice", role: .communication, owner: "watch-party")
+            self.voice = voice
+            if case .loudness(let margin) = duck {
+                // The voice kept `margin` LU above the movie while the far end speaks, measured on both.
+                voiceLoudnessDuck = try session.duck(
+                    DuckRequest(owner: "watch-party", style: .followLoudness(voice.id, margin: margin)))
+            }
             lane("voice chat", on: true)
         case .voiceLeave:
             if let voice { fadeAndClose(voice) }
@@ -562,7 +598,12 @@ private final class RunState {
                 try helper.leave()
                 voiceHelper = nil
             } else {
-                voiceBridge.disableAudioDucking()
+                if let duck = voiceLoudnessDuck {
+                    duck.release()
+                    voiceLoudnessDuck = nil
+                } else {
+                    voiceBridge.disableAudioDucking()
+                }
                 voiceBridge.disableAudioSession(for: .voice)
             }
             lane("voice chat", on: false)
@@ -633,6 +674,8 @@ private final class RunState {
         if feedBridge.heldCounts.ducks > 0 { feedBridge.disableAudioDucking() }
         while feedBridge.heldCounts.generic > 0 { feedBridge.disableAudioSession(for: .generic) }
         if voiceBridge.heldCounts.ducks > 0 { voiceBridge.disableAudioDucking() }
+        voiceLoudnessDuck?.release()
+        voiceLoudnessDuck = nil
         while voiceBridge.heldCounts.voice > 0 { voiceBridge.disableAudioSession(for: .voice) }
         try? voiceHelper?.leave()
         voiceHelper = nil

@@ -87,6 +87,41 @@ import Testing
         #expect(run.marks.allSatisfy { !$0.expected.isEmpty })
     }
 
+    /// The loudness-duck scene: its marks, and on the plot's loudness tracks the voice held 10 LU above
+    /// the movie as heard in the loud and the quiet stretch alike, with the depth moving between them.
+    @Test func theLoudnessDuckSceneHoldsTheVoiceAboveTheMovie() throws {
+        let folder = (SceneReaderTests.defaultScene as NSString).deletingLastPathComponent
+        let scene = try Scene.load(path: (folder as NSString).appendingPathComponent("loudness-duck.json"))
+        let run = try SceneRunner(
+            scene: scene, engine: .offline, view: LiveView(style: .quiet), logger: Logger(label: "test")
+        ).run()
+        var failures = 0
+        let lines = MarkCheck.lines(for: run, tolerance: 0.1, failures: &failures)
+        #expect(failures == 0, Comment(rawValue: lines.joined(separator: "\n")))
+        func track(_ name: String) throws -> [(time: Double, level: Double?)] {
+            try #require(run.tracks.first { $0.name == name }, "no \(name) track").points
+        }
+        let voice = try track(LevelPlot.voiceLoudness)
+        let movie = try track(LevelPlot.movieLoudness)
+        let depth = try track(LevelPlot.duckDepth)
+        // Settled stretches: 3 s after each change of the movie (at 9 and 17 s) and after the voice joined.
+        for stretch in [4.5...9.0, 12.0...17.0, 20.0...22.0] {
+            var differences: [Double] = []
+            for (index, point) in voice.enumerated() where stretch.contains(point.time) {
+                if let voice = point.level, let movie = movie[index].level { differences.append(voice - movie) }
+            }
+            #expect(!differences.isEmpty)
+            #expect(
+                differences.allSatisfy { abs($0 - 10) <= 1 },
+                "voice − movie in \(stretch): \(differences.min() ?? 0)…\(differences.max() ?? 0) LU")
+        }
+        let loud = depth.filter { (8.0...9.0).contains($0.time) }.compactMap(\.level)
+        let quiet = depth.filter { (16.0...17.0).contains($0.time) }.compactMap(\.level)
+        #expect((loud.max() ?? 0) < (quiet.min() ?? 0) - 6, "the depth moves with the movie's loudness")
+        // After the voice chat leaves, no loudness duck is read.
+        #expect(depth.last?.level == nil)
+    }
+
     @Test func aLevelOffWhereTheRecordingLostFramesIsShownButNotCounted() throws {
         let scene = try Scene.parse(
             SceneReaderTests.scene([#"{ "at": 1, "mark": "m", "expect": { "movie": -14 } }"#]), path: "t.json")
