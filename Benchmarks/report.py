@@ -453,6 +453,37 @@ def write(out, target):
                     f"{p50 / deadline_ns * 100:.2f} % | {mallocs(metrics):.0f} |"
                 )
 
+        duck_rows = []
+        for q in (256, 1024, 4096):
+            deadline_ns = q / 48000 * 1e9
+            for style in ("fixed duck", "voice-activity duck", "loudness duck"):
+                metrics = bench.get(f"duck cycle, {style}, quantum {q}")
+                if not metrics:
+                    continue
+                p50, p99 = wall_ns(metrics)
+                duck_rows.append(
+                    f"| {q} ({deadline_ns / 1e6:.1f} ms) | {style} | {p50 / 1000:.1f} µs | {p99 / 1000:.1f} µs | "
+                    f"{p50 / deadline_ns * 100:.2f} % | {mallocs(metrics):.0f} |"
+                )
+        if duck_rows:
+            md.append(
+                "\nDucks in the render path: one cycle of the far end's voice and the movie it ducks, settled, "
+                "under a fixed duck (the movie's gain at 0.1), a voice-activity duck (the movie follows the "
+                "voice's activity meter per sample) and a loudness duck (the voice's meter also K-weights it; "
+                "the movie K-weights its own source and sets its depth each 100 ms).\n"
+            )
+            md.append("| quantum (deadline) | duck | median | p99 | median / deadline | allocations |")
+            md.append("| --- | --- | --- | --- | --- | --- |")
+            md.extend(duck_rows)
+            fixed = bench.get("duck cycle, fixed duck, quantum 1024")
+            loud = bench.get("duck cycle, loudness duck, quantum 1024")
+            if fixed and loud:
+                ratio = wall_ns(loud)[0] / wall_ns(fixed)[0]
+                md.append(
+                    f"\nThe loudness duck costs about {ratio:.1f}× the fixed duck per cycle at quantum 1024 (the two "
+                    "K-weighting filters, in Double, on both streams)."
+                )
+
         md.append("\n## 7. Offline render speed\n")
         scene = bench.get("offline scene 14 s", {})
         ns = wall_ns(scene)[0]

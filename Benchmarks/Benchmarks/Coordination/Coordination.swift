@@ -200,6 +200,23 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // MARK: Ducks in the render path: the far end's stream and the movie it ducks, one cycle
+
+    // The same pair (a voice and the movie) under each duck style, settled: a fixed duck (the movie's
+    // gain at 0.1), a voice-activity duck (the movie follows the voice's activity meter), and a
+    // loudness duck (the voice's meter also K-weights it; the movie K-weights its own source and sets
+    // the depth each 100 ms).
+    for quantum in [256, 1024, 4096] {
+        for style in DuckCycle.allCases {
+            Benchmark(
+                "duck cycle, \(style), quantum \(quantum)",
+                configuration: .init(metrics: render, warmupIterations: 10, maxDuration: .milliseconds(500))
+            ) { benchmark in
+                measureCycle(benchmark, renderers: style.pair(), quantum: quantum)
+            }
+        }
+    }
+
     // MARK: Offline render speed: a 14 s watch-party-like scene
 
     Benchmark(
@@ -263,4 +280,36 @@ func measureCycle(_ benchmark: Benchmark, renderers: [StreamRenderer], quantum: 
     }
     benchmark.stopMeasurement()
     blackHole(output[0])
+}
+
+/// A duck style whose cost in the render path is measured: the far end's voice and the movie.
+enum DuckCycle: String, CaseIterable, CustomStringConvertible {
+    case fixed = "fixed duck"
+    case voiceActivity = "voice-activity duck"
+    case loudness = "loudness duck"
+
+    var description: String { rawValue }
+
+    /// The voice (rendered first, as the engines render followed streams first) and the movie.
+    func pair() -> [StreamRenderer] {
+        // swiftlint:disable force_try
+        let voice = StreamRenderer(source: try! SineSource(frequency: 300, amplitude: 0.3), gain: 1, paused: false)
+        let movie = StreamRenderer(source: try! SineSource(frequency: 440, amplitude: 0.5), gain: 1, paused: false)
+        // swiftlint:enable force_try
+        let meter = voice.activityMeter()!
+        meter.configure(threshold: VoiceActivityPolicy.default.linearThreshold, holdFrames: 57_600)
+        switch self {
+        case .fixed:
+            movie.setGain(0.1, rampFrames: 0)
+        case .voiceActivity:
+            movie.setActivityDuck(gain: 0.1, following: [meter], attack: .milliseconds(20), release: .milliseconds(400))
+        case .loudness:
+            meter.measureLoudness()
+            movie.setActivityDuck(
+                gain: 1, following: [meter],
+                loudness: LoudnessFollowing(slots: [LoudnessSlot(margin: 10, deepest: -30)], policy: .default),
+                attack: .milliseconds(20), release: .milliseconds(400))
+        }
+        return [voice, movie]
+    }
 }
