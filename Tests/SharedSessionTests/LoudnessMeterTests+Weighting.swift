@@ -24,7 +24,7 @@ extension LoudnessMeterTests {
     }
 
     @Test(
-        "sines from 30 Hz to 16 kHz read the standard's K-weighting response within 0.1 dB at 48 kHz, and within 0.2 dB at 44.1, 32 and 96 kHz",
+        "sines from 30 Hz to 12 kHz read the standard's K-weighting response within 0.1 dB at 48 kHz, and within 0.2 dB at 44.1, 32 and 96 kHz",
         arguments: [48_000, 44_100, 32_000, 96_000])
     func weightingAcrossFrequencies(rate: Int) throws {
         let amplitude = pow(10, -20.0 / 20)
