@@ -234,8 +234,10 @@ final class EventRecorder: Sendable {
 
     var events: [MediaEvent] { received.withLock { $0 } }
 
-    /// Waits (up to `timeout`) until `condition` holds for the events so far.
-    func waitFor(timeout: Duration = .seconds(5), _ condition: ([MediaEvent]) -> Bool) async throws {
+    /// Waits (up to `timeout`) until `condition` holds for the events so far. The default is generous:
+    /// the wait ends as soon as the condition holds, and under the sanitizer, beside the CPU-bound
+    /// suites, a decoder was seen to take over 5 s to reach the end of a 4 s file (CI, 7ffc67f).
+    func waitFor(timeout: Duration = .seconds(30), _ condition: ([MediaEvent]) -> Bool) async throws {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while !condition(events) {
             guard ContinuousClock.now < deadline else {

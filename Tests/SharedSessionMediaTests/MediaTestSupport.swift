@@ -68,7 +68,10 @@ enum Listen {
         var output: [Float] = []
         var buffer = [Float](repeating: 0, count: quantum * 2)
         while output.count / 2 < limit {
-            source.waitUntilBuffered()
+            // A generous wait: it returns as soon as the decoder is ahead, and a short count below is
+            // taken as the end, so a decoder starved of CPU (the sanitizer pass, beside the CPU-bound
+            // suites) must not pass for one.
+            source.waitUntilBuffered(timeout: .seconds(60))
             let count = buffer.withUnsafeMutableBufferPointer { source.render(into: $0.baseAddress!, frames: quantum) }
             output.append(contentsOf: buffer[0..<count * 2])
             if count < quantum { break }
@@ -82,7 +85,7 @@ enum Listen {
         var buffer = [Float](repeating: 0, count: quantum * 2)
         var left = frames
         while left > 0 {
-            if wait { source.waitUntilBuffered() }
+            if wait { source.waitUntilBuffered(timeout: .seconds(60)) }
             let asked = min(quantum, left)
             let count = buffer.withUnsafeMutableBufferPointer { source.render(into: $0.baseAddress!, frames: asked) }
             output.append(contentsOf: buffer[0..<count * 2])
