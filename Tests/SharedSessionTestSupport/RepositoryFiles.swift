@@ -51,20 +51,6 @@ package enum Tool {
     /// Runs `command` with `arguments`, its output discarded. Throws `missing` when it is not installed,
     /// and its error output when it fails.
     package static func run(_ command: String, _ arguments: [String], missing: String) throws {
-        guard let path = locate(command) else { throw Failure(description: missing) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(
-                description: "\(command) \(arguments.joined(separator: " ")) failed: "
-                    + String(decoding: message, as: UTF8.self))
-        }
+        _ = try errorOutput(of: command, arguments, missing: missing)
     }
 }
