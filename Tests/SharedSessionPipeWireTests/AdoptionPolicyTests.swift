@@ -34,6 +34,24 @@ struct AdoptionPolicyTests {
             AdoptionRule(.applicationName("mpv"), .mediaRole("Movie")).criterion(matching: node) == .mediaRole("Movie"))
     }
 
+    @Test("a PulseAudio client is known by the process it declared, not by the pulse server's socket")
+    func pulseClientProcess() {
+        // The client of a `gst-launch-1.0 … ! pulsesink` as pw-dump showed it on 0.3.65: the socket's
+        // pid is pipewire-pulse's (12524), the player is 16268.
+        let client: [String: String] = [
+            "pipewire.sec.pid": "12524", "application.process.id": "16268", "pulse.server.type": "unix",
+            "application.name": "gst-launch-1.0", "application.process.binary": "gst-launch-1.0",
+        ]
+        let node = ForeignNodeInfo(id: 9, properties: Self.gst.merging(client) { a, _ in a }, ancestorProcessIDs: [1])
+        #expect(node.processID == 16268)
+        #expect(AdoptionRule(.processID(16268, includingChildren: false)).matches(node))
+        #expect(!AdoptionRule(.processID(12524, includingChildren: false)).matches(node))
+        // A native client's declared id is the app's word; the socket's pid wins over it.
+        let native = ForeignNodeInfo(
+            id: 10, properties: Self.gstClient.merging(["application.process.id": "5"]) { a, _ in a })
+        #expect(native.processID == 4242)
+    }
+
     @Test("a rule with no criterion, an empty name, a bad pid or no wait is refused with what to fix")
     func badRules() {
         #expect(throws: SessionError.self) { try AdoptionRule(criteria: []).validate() }

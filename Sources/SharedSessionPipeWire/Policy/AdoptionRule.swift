@@ -13,7 +13,8 @@ public import SharedSession
 public struct AdoptionRule: Hashable, Sendable, CustomStringConvertible {
     /// One property a node (or the client that made it) must have.
     public enum Criterion: Hashable, Sendable, CustomStringConvertible {
-        /// The client's process id (`pipewire.sec.pid`, else `application.process.id`); with
+        /// The client's process id (`pipewire.sec.pid`, else `application.process.id`, which a client
+        /// of the PulseAudio server is known by, see ``ForeignNodeInfo/processID``); with
         /// `includingChildren`, also any process it started, however deep (a player that plays through
         /// a helper process).
         case processID(Int32, includingChildren: Bool)
@@ -134,9 +135,15 @@ public struct ForeignNodeInfo: Hashable, Sendable {
 
     /// The client's process id: `pipewire.sec.pid` (which the daemon sets from the socket, so a client
     /// cannot lie about it), else `application.process.id`.
+    ///
+    /// A client of PipeWire's PulseAudio server (`pulse.server.type` set: every app playing through
+    /// the PulseAudio API, as GStreamer's `pulsesink`, which desktop GStreamer players pick, and web
+    /// browsers do) reaches the daemon over `pipewire-pulse`'s socket, so its `pipewire.sec.pid` is
+    /// the server's: its process is the `application.process.id` the app gave the server.
     public var processID: Int32? {
-        properties["pipewire.sec.pid"].flatMap { Int32($0) }
-            ?? properties["application.process.id"].flatMap { Int32($0) }
+        let declared = properties["application.process.id"].flatMap { Int32($0) }
+        if properties["pulse.server.type"] != nil, let declared { return declared }
+        return properties["pipewire.sec.pid"].flatMap { Int32($0) } ?? declared
     }
 
     /// The node's `node.name`, or its id.

@@ -32,7 +32,7 @@ public struct Scene: Sendable {
     public enum MoviePlayer: String, Sendable, Hashable {
         /// The session's own main stream, decoded in this process (the default).
         case sharedSession = "sharedsession"
-        /// `gst-launch-1.0 … ! pipewiresink` in a process of its own, adopted by the session
+        /// `gst-launch-1.0 … ! pulsesink` in a process of its own, adopted by the session
         /// (`NodeAdoption`): ducks, volumes and pauses reach its node's `Props`.
         case gstreamer
     }

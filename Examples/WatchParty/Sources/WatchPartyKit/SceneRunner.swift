@@ -313,9 +313,16 @@ private final class RunState {
         movie = handle
     }
 
-    /// The movie played by `gst-launch-1.0 … ! pipewiresink` in a process of its own, its node adopted as
+    /// The movie played by `gst-launch-1.0 … ! pulsesink` in a process of its own, its node adopted as
     /// the session's main stream by the player's process id: the session's volume, ducks and pauses
     /// reach the node's `Props`. Waits (up to 5 s) until the node is a member of the session.
+    ///
+    /// `pulsesink` through PipeWire's PulseAudio server is what a GStreamer player on a desktop plays
+    /// through (`autoaudiosink` picks it: its rank is primary, `pipewiresink`'s none). `pipewiresink`
+    /// (0.3.65) stalls when the screen lock forces a 4096-frame quantum: with no session anywhere,
+    /// `gst-launch` alone played the locked part with dips to -16...-22 dB (100 ms windows) in 2 of 4
+    /// runs, and its streaming thread was seen waiting for ever for a buffer PipeWire never gave back,
+    /// its node running and linked and silent. `pulsesink` played 4 of 4 such runs without a dip.
     func openGStreamerMovie() throws {
         guard let engine = playback.engine as? PipeWireEngine else {
             throw SessionError(code: .invalidConfiguration, message: "the GStreamer movie needs the PipeWire engine")
@@ -327,7 +334,7 @@ private final class RunState {
         process.arguments = [
             "-q", "filesrc", "location=\(scene.movie.path)", "!", "qtdemux", "!", "avdec_aac", "!", "audioconvert",
             "!", "audioresample", "!", "audio/x-raw,format=F32LE,layout=interleaved,rate=48000,channels=2", "!",
-            "pipewiresink",
+            "pulsesink",
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -337,7 +344,7 @@ private final class RunState {
             throw SessionError(
                 code: .engineUnavailable,
                 message: "cannot start gst-launch-1.0 for the movie (\(error)): Scripts/pipewire-headless install "
-                    + "installs GStreamer")
+                    + "installs GStreamer and its PulseAudio plugin")
         }
         gstreamer = process
         let adoption = try NodeAdoption(session: session, engine: engine)
