@@ -55,9 +55,10 @@ final class AdoptionWatchdog {
         _ = send("release \(node)\n")
     }
 
-    /// Every node is forgotten (the connection went away, and the nodes with it).
-    func releaseAll() {
-        for node in watched.sorted() { released(node) }
+    /// Every node but `kept` is forgotten (the connection went away, and the nodes with it; those kept
+    /// have a give-back the daemon has not confirmed, and are given back when the watchdog stops).
+    func releaseAll(keeping kept: Set<UInt32> = []) {
+        for node in watched.subtracting(kept).sorted() { released(node) }
     }
 
     /// Closes the command pipe and reaps the process; it gives back what it still holds first.

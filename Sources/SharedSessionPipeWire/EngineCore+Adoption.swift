@@ -18,6 +18,12 @@ struct AdoptedNodes {
     /// watchdog keeps them until then, so a process that exits right after a close still gives them
     /// back (the write may still be in the connection's buffer when the process goes).
     var unconfirmed: [(seq: Int32, nodes: [UInt32])] = []
+    /// Nodes given back whose write could not be made (no proxy, or the write failed): the watchdog
+    /// keeps them, and gives them back when it stops.
+    var unwritten: Set<UInt32> = []
+
+    /// The nodes given back whose write the daemon has not applied for sure.
+    var awaitingGiveBack: Set<UInt32> { unwritten.union(unconfirmed.flatMap(\.nodes)) }
 
     /// Destroys every proxy (before the core goes).
     mutating func destroyProxies() {
@@ -60,13 +66,16 @@ extension EngineCore {
     }
 
     /// Gives every adopted node back (its soft volumes set to its channel volumes, the user's) before the
-    /// engine goes: returns the sequence number of the sync whose `done` says the daemon has applied the
-    /// writes, or nil if nothing was written.
+    /// engine goes: returns the sequence number of the sync whose `done` says the daemon has applied every
+    /// give-back so far, these and those of streams closed just before (a host that closes its adopted
+    /// stream and shuts down at once), or nil if none waits for the daemon.
     /// Disconnecting before that `done` was seen to lose the writes (they were still in the
     /// connection's buffer), leaving a node at a ducked volume that WirePlumber then saved.
     func handBackAdoptedNodes() -> Int32? {
         guard !isShutDown, core != nil else { return nil }
-        return perform(adoption.giveBackAll())
+        perform(adoption.giveBackAll())
+        // The daemon answers syncs in order: the last one confirms every write before it.
+        return adopted.unconfirmed.last?.seq
     }
 
     /// Starts the watchdog if it is not running (once: a failure is reported once, and adoption works
@@ -106,9 +115,13 @@ extension EngineCore {
     }
 
     /// The connection is going away: every proxy is destroyed (before the core is), every node released.
+    /// When the daemon is still there (the engine shuts down), a node whose give-back it has not
+    /// confirmed stays the watchdog's: the write may go with the connection, and the watchdog, stopped
+    /// next, gives the node back itself.
     func adoptionDisconnected() {
         perform(adoption.disconnected())
         adopted.unconfirmed.removeAll()
+        adopted.unwritten.removeAll()
         adopted.destroyProxies()
         adopted.registry = nil
     }
@@ -141,6 +154,8 @@ extension EngineCore {
     @discardableResult
     func perform(_ actions: [AdoptionMachine.Action]) -> Int32? {
         var confirming: Int32?
+        // The nodes whose soft volumes were to be written and were not.
+        var unwritten: Set<UInt32> = []
         for action in actions {
             switch action {
             case .bindClient(let id):
@@ -150,22 +165,33 @@ extension EngineCore {
                 guard let registry = adopted.registry, adopted.nodeProxies[id] == nil else { continue }
                 adopted.nodeProxies[id] = ForeignNodeProxy(registry: registry, id: id, observer: self)
             case .unbind(let id):
+                adopted.unwritten.remove(id)
                 adopted.nodeProxies.removeValue(forKey: id)?.destroy()
                 adopted.clientProxies.removeValue(forKey: id)?.destroy()
             case .write(let node, let stream, let soft):
-                guard let proxy = adopted.nodeProxies[node] else { continue }
+                guard let proxy = adopted.nodeProxies[node] else {
+                    unwritten.insert(node)
+                    continue
+                }
                 let result = proxy.write(soft: soft)
                 if result < 0 {
+                    unwritten.insert(node)
                     delivery.emit(
                         .writeFailed(
                             stream: stream, node: node, reason: String(cString: CPipeWireShim_strerror(result))))
                 }
             case .confirmGiveBack(let nodes):
+                // A give-back whose write was not made is no give-back: the watchdog keeps the node.
+                let written = nodes.filter { !unwritten.contains($0) }
+                for node in nodes where unwritten.contains(node) {
+                    adopted.unwritten.insert(node)
+                    logger.error("node \(node) could not be given back; the adoption watchdog keeps it")
+                }
                 if let seq = connection.sync() {
-                    adopted.unconfirmed.append((seq, nodes))
+                    adopted.unconfirmed.append((seq, written))
                     confirming = seq
                 } else {
-                    for node in nodes { adopted.watchdog?.released(node) }
+                    for node in written { adopted.watchdog?.released(node) }
                 }
             case .watchdogAdopted(let node):
                 if let watchdog = adopted.watchdog, watchdog.adopted(node) < 0 {
@@ -174,7 +200,9 @@ extension EngineCore {
             case .watchdogReleased(let node):
                 adopted.watchdog?.released(node)
             case .watchdogReleasedAll:
-                adopted.watchdog?.releaseAll()
+                // Leaving a daemon that is still there (the shutdown), not a broken connection.
+                let leaving = isShutDown && core != nil
+                adopted.watchdog?.releaseAll(keeping: leaving ? adopted.awaitingGiveBack : [])
             case .emit(let event):
                 log(event)
                 delivery.emit(event)

@@ -99,7 +99,8 @@ public final class PipeWireEngine: AudioEngine {
 
     /// Closes every stream and the connection, and stops the engine's threads. Adopted nodes (see
     /// ``NodeAdoption``) get their own volume back first, confirmed by the daemon before the connection
-    /// closes. The engine is unusable afterwards; `deinit` does the same.
+    /// closes, as do those of adopted streams closed just before. The engine is unusable afterwards;
+    /// `deinit` does the same.
     public func shutdown() {
         isShutDown.store(true, ordering: .relaxed)
         handBackAdoptedNodes()
@@ -110,7 +111,8 @@ public final class PipeWireEngine: AudioEngine {
     static let handBackLimit = Duration.milliseconds(500)
 
     /// Writes the adopted nodes' own volumes and waits (outside the loop's lock, so the loop thread
-    /// sends them and reads the answer) until the daemon has applied them, or ``handBackLimit``.
+    /// sends them and reads the answer) until the daemon has applied them and every give-back before
+    /// them, or ``handBackLimit``.
     private func handBackAdoptedNodes() {
         guard let seq = loop.withLock({ $0.handBackAdoptedNodes() }) else { return }
         let deadline = ContinuousClock.now + Self.handBackLimit

@@ -4,10 +4,18 @@
 //
 //   adopting-host APPLICATION-NAME [--own-main]
 //
-// Reads one command a line on stdin and answers on stdout:
+// Reads commands on stdin, one a line or several on a line separated by ';' (run right after one
+// another, with nothing between them), and answers on stdout:
 //   duck            takes a duck; "ducked" once its fade is over
 //   release         releases it; "released" at once (the restore ramp is running)
-//   close           closes the adopted stream; "closed"
+//   close           closes the adopted stream (and the host's own); "closed"
+//   release-host    releases the host's own lease (a generic one, as Examples/MinimalHost holds)
+//   close-session   closes the session
+//   drop-adoption   drops the NodeAdoption (it closes the streams it opened)
+//   shutdown        the engine's shutdown
+//   drop-all        drops every reference to the engine, the session and the streams: the engine's
+//                   deinit runs; "engine deinit yes" (or "no" if something still holds it)
+//   wait MS         sleeps MS milliseconds
 //   exit            exit(0) at once: no shutdown, no stream closed
 //   shutdown-exit   the engine's shutdown, then exit(0)
 //   crash           a segmentation fault (a write through a bad pointer)
@@ -33,19 +41,20 @@ enum AdoptingHost {
     }
 
     static func run(adopting application: String, ownMain: Bool) throws {
-        let engine = try PipeWireEngine(applicationName: "adopting-host")
-        let session = SharedSession(engine: engine, policy: .default)
-        let adoption = try NodeAdoption(session: session, engine: engine)
+        var engine: PipeWireEngine? = try PipeWireEngine(applicationName: "adopting-host")
+        var session: SharedSession? = SharedSession(engine: engine!, policy: .default)
+        var adoption: NodeAdoption? = try NodeAdoption(session: session!, engine: engine!)
         let adopted = Locked<UInt32?>(nil)
-        adoption.setEventHandler { event in
+        adoption?.setEventHandler { event in
             if case .adopted(_, let node, _, _) = event { adopted.withLock { $0 = node } }
         }
-        let main = try adoption.adoptMain(AdoptionRule(.applicationName(application)))
+        var main: StreamHandle? = try adoption?.adoptMain(AdoptionRule(.applicationName(application)))
+        var hostLease: SessionLease? = try session?.acquire(.generic, owner: "player")
         // A stream of its own beside it (role Movie, as a host playing some of its audio itself has), to
         // check that nothing of ours is saved by WirePlumber either.
         var own: StreamHandle?
         if ownMain {
-            own = try session.openStream(
+            own = try session?.openStream(
                 StreamDescriptor(name: "host tone", role: .movie),
                 source: try SineSource(frequency: 660, amplitude: 0.1), owner: "host")
         }
@@ -54,36 +63,59 @@ enum AdoptingHost {
         guard let node = adopted.withLock({ $0 }) else {
             throw SessionError(code: .engineUnavailable, message: "no node of \(application) was adopted within 10 s")
         }
-        say("adopted \(node) \(engine.adoptionWatchdogProcessID ?? -1)")
+        say("adopted \(node) \(engine?.adoptionWatchdogProcessID ?? -1)")
         var lease: DuckLease?
         while let line = readLine() {
-            switch line {
-            case "duck":
-                lease = try session.duck(DuckRequest(owner: "feed"))
-                usleep(UInt32(session.policy.fadeDown.milliseconds + 100) * 1000)
-                say("ducked")
-            case "release":
-                lease?.release()
-                lease = nil
-                say("released")
-            case "close":
-                main.close()
-                own?.close()
-                say("closed")
-            case "exit":
-                exit(0)
-            case "shutdown-exit":
-                engine.shutdown()
-                exit(0)
-            case "crash":
-                // A write through a bad pointer, as a real crash is (a raised SIGSEGV is not a fault, and
-                // Swift's crash handler lets it return).
-                UnsafeMutablePointer<Int32>(bitPattern: Int(getpid() & 0) + 16)!.pointee = 0
-            default:
-                say("unknown command \(line)")
+            for command in line.split(separator: ";").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                switch command {
+                case "duck":
+                    lease = try session?.duck(DuckRequest(owner: "feed"))
+                    usleep(UInt32((session?.policy.fadeDown.milliseconds ?? 0) + 100) * 1000)
+                    say("ducked")
+                case "release":
+                    lease?.release()
+                    lease = nil
+                    say("released")
+                case "close":
+                    main?.close()
+                    own?.close()
+                    say("closed")
+                case "release-host":
+                    hostLease?.release()
+                    hostLease = nil
+                case "close-session":
+                    session?.close()
+                case "drop-adoption":
+                    adoption = nil
+                case "shutdown":
+                    engine?.shutdown()
+                case "drop-all":
+                    weak let gone = engine
+                    lease = nil
+                    hostLease = nil
+                    main = nil
+                    own = nil
+                    adoption = nil
+                    session = nil
+                    engine = nil
+                    say("engine deinit \(gone == nil ? "yes" : "no")")
+                case let wait where wait.hasPrefix("wait "):
+                    usleep(UInt32(wait.dropFirst(5)).map { $0 * 1000 } ?? 0)
+                case "exit":
+                    exit(0)
+                case "shutdown-exit":
+                    engine?.shutdown()
+                    exit(0)
+                case "crash":
+                    // A write through a bad pointer, as a real crash is (a raised SIGSEGV is not a fault,
+                    // and Swift's crash handler lets it return).
+                    UnsafeMutablePointer<Int32>(bitPattern: Int(getpid() & 0) + 16)!.pointee = 0
+                default:
+                    say("unknown command \(command)")
+                }
             }
         }
-        withExtendedLifetime(adoption) {}
+        withExtendedLifetime((adoption, main, hostLease, own, lease)) {}
     }
 }
 

@@ -31,10 +31,12 @@ package final class UnitProcess {
     }
 
     /// Starts the unit (or `executable`) with `arguments`; `prefix` runs it through another program first
-    /// (`setpriv ...`); `environment` adds to (or replaces in) this process's environment for it alone.
+    /// (`setpriv ...`); `environment` adds to (or replaces in) this process's environment for it alone;
+    /// `errorLog` is a file its standard error (and that of the processes it starts) goes to, else it
+    /// shares this process's.
     package init(
         _ arguments: [String], prefix: [String] = [], executable: String = UnitProcess.executable,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], errorLog: String? = nil
     ) throws {
         Self.brokenPipesIgnored
         var toChild: [Int32] = [0, 0]
@@ -49,6 +51,9 @@ package final class UnitProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        if let errorLog {
+            posix_spawn_file_actions_addopen(&actions, 2, errorLog, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        }
         let argv = prefix + [executable] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { for pointer in cArguments { free(pointer) } }
