@@ -228,12 +228,22 @@ struct SessionStateTests {
     @Test("a reconnect re-sends every stream's gain (as a fade down), play state and the suspension")
     func reconnectResyncs() {
         var state = Self.state()
+        // A second stream beside the main one: "every stream" is both.
+        let (voice, target) = try! state.addStream(
+            StreamDescriptor(name: "far end", role: .communication), isMain: false, owner: "feed", volume: 0.5)
+        _ = state.streamOpened(voice, at: target)
         _ = state.duck(owner: "feed", style: .duck(level: 0.25), at: Self.t0)
         let event = EngineEvent.reconnected(attempts: 2, downtime: .milliseconds(300))
+        // Each stream is told the gain the state holds for it.
+        let gains = Dictionary(uniqueKeysWithValues: state.snapshot(at: Self.t0).streams.map { ($0.id, $0.gain) })
+        #expect(gains[Self.main] == 0.25)
+        #expect(gains.count == 2)
         #expect(
             state.handleEngineEvent(event) == [
                 Self.emit(.reconnected(attempts: 2, downtime: .milliseconds(300)), .engine(event)),
-                .setGain(Self.main, 0.25, ramp: Self.fadeDown), .setPaused(Self.main, false), .setSuspended(false),
+                .setGain(Self.main, 0.25, ramp: Self.fadeDown), .setPaused(Self.main, false),
+                .setGain(voice, gains[voice] ?? -1, ramp: Self.fadeDown), .setPaused(voice, false),
+                .setSuspended(false),
             ])
     }
 
