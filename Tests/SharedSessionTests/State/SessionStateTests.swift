@@ -228,16 +228,22 @@ struct SessionStateTests {
     @Test("a reconnect re-sends every stream's gain (as a fade down), play state and the suspension")
     func reconnectResyncs() {
         var state = Self.state()
-        // A second stream beside the main one: "every stream" is both.
-        let (voice, target) = try! state.addStream(
-            StreamDescriptor(name: "far end", role: .communication), isMain: false, owner: "feed", volume: 0.5)
-        _ = state.streamOpened(voice, at: target)
+        // A second stream beside the main one, of a unit, at a volume of its own: "every stream" is both.
+        let opened = state.apply(
+            .openStream(
+                StreamDescriptor(name: "far end", role: .communication), owner: "feed", volume: 0.5, isMain: false),
+            at: Self.t0)
+        guard case .opened(let voice) = opened.outcome else {
+            Issue.record("the far end did not open: \(opened.outcome)")
+            return
+        }
         _ = state.duck(owner: "feed", style: .duck(level: 0.25), at: Self.t0)
         let event = EngineEvent.reconnected(attempts: 2, downtime: .milliseconds(300))
         // Each stream is told the gain the state holds for it.
-        let gains = Dictionary(uniqueKeysWithValues: state.snapshot(at: Self.t0).streams.map { ($0.id, $0.gain) })
+        let streams = state.snapshot(at: Self.t0).streams
+        let gains = Dictionary(uniqueKeysWithValues: streams.map { ($0.id, $0.gain) })
         #expect(gains[Self.main] == 0.25)
-        #expect(gains.count == 2)
+        #expect(streams.map(\.isMain) == [true, false])
         #expect(
             state.handleEngineEvent(event) == [
                 Self.emit(.reconnected(attempts: 2, downtime: .milliseconds(300)), .engine(event)),
