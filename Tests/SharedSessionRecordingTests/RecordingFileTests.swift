@@ -95,6 +95,12 @@ struct RecordingFileTests {
             .duck(
                 DuckRequest(owner: "chat", style: .followActivity(.voiceInput, level: 0.3)), lease: LeaseID(rawValue: 7)
             ),
+            .duck(
+                DuckRequest(owner: "chat", style: .followLoudness(StreamID(rawValue: 2), margin: 14)),
+                lease: LeaseID(rawValue: 8)),
+            .duck(
+                DuckRequest(owner: "chat", style: .followLoudness(StreamID(rawValue: 2), margin: nil)),
+                lease: LeaseID(rawValue: 9)),
             .releaseDuck(LeaseID(rawValue: 4), dropped: false),
             .expireDeadlines,
             .setMainVolume(0.7),

@@ -109,11 +109,21 @@ extension RemoteTests {
 
         @Test("the host's policy decides the owner name: a reserved or unlisted name is refused")
         func ownerPolicy() throws {
-            let rig = try RemoteRig("policy", access: .sameUser(owners: ["watch-party"], reserved: ["player"]))
+            // "player" is listed and reserved: only the reservation can refuse it.
+            let rig = try RemoteRig(
+                "policy", access: .sameUser(owners: ["watch-party", "player"], reserved: ["player"]))
+            let (_, reserved) = try rig.spawn("player")
+            #expect(reserved == "err accessRefused: owner \"player\" is the host's own: a unit takes a name of its own")
             let (_, unlisted) = try rig.spawn("someone")
             #expect(unlisted.hasPrefix("err accessRefused: owner \"someone\" is not one the host accepts"))
             let (_, bad) = try rig.spawn("../etc")
             #expect(bad.hasPrefix("err accessRefused: owner \"../etc\" is not a plain name"))
+            #expect(rig.holders().isEmpty)
+            // The listed name that is not reserved is let in, and holds what it takes under that name.
+            let (unit, welcome) = try rig.spawn("watch-party")
+            #expect(welcome == "ok welcome watch-party previous=none")
+            #expect(try unit.ask("duck").hasPrefix("ok lease "))
+            #expect(rig.holders() == ["watch-party"])
         }
 
         @Test("a unit holds at most 64 leases: the 65th is limitExceeded, nothing held changes, a release makes room")

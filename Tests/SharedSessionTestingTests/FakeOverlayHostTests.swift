@@ -1,3 +1,4 @@
+import Foundation
 import SharedSession
 import SharedSessionTesting
 import Synchronization
@@ -87,23 +88,31 @@ struct FakeOverlayHostTests {
     }
 
     @Test("calls from 8 threads at once are all recorded and balance")
-    func concurrentCalls() async throws {
+    func concurrentCalls() throws {
         let host = FakeOverlayHost()
-        await withTaskGroup(of: Void.self) { group in
-            for index in 0..<8 {
-                group.addTask {
-                    for round in 0..<100 {
-                        let type: AudioSessionType = (index + round).isMultiple(of: 2) ? .voice : .generic
-                        try? host.prepareAudioSession(for: type)
-                        host.requestAudioDucking()
-                        host.disableAudioDucking()
-                        host.disableAudioSession(for: type)
-                    }
+        // Eight threads of their own (a task group runs on the cooperative pool, as wide as the cores:
+        // two here), released together so that their calls overlap.
+        let ready = Atomic<Int>(0)
+        let group = DispatchGroup()
+        for index in 0..<8 {
+            group.enter()
+            let worker = Thread {
+                ready.add(1, ordering: .acquiringAndReleasing)
+                while ready.load(ordering: .acquiring) < 8 {}
+                for round in 0..<1000 {
+                    let type: AudioSessionType = (index + round).isMultiple(of: 2) ? .voice : .generic
+                    try? host.prepareAudioSession(for: type)
+                    host.requestAudioDucking()
+                    host.disableAudioDucking()
+                    host.disableAudioSession(for: type)
                 }
+                group.leave()
             }
+            worker.start()
         }
-        #expect(host.records.count == 3200)
-        #expect(Set(host.records.map(\.index)) == Set(0..<3200))
+        group.wait()
+        #expect(host.records.count == 32000)
+        #expect(Set(host.records.map(\.index)) == Set(0..<32000))
         try host.verifyBalanced()
     }
 

@@ -228,12 +228,28 @@ struct SessionStateTests {
     @Test("a reconnect re-sends every stream's gain (as a fade down), play state and the suspension")
     func reconnectResyncs() {
         var state = Self.state()
+        // A second stream beside the main one, of a unit, at a volume of its own: "every stream" is both.
+        let opened = state.apply(
+            .openStream(
+                StreamDescriptor(name: "far end", role: .communication), owner: "feed", volume: 0.5, isMain: false),
+            at: Self.t0)
+        guard case .opened(let voice) = opened.outcome else {
+            Issue.record("the far end did not open: \(opened.outcome)")
+            return
+        }
         _ = state.duck(owner: "feed", style: .duck(level: 0.25), at: Self.t0)
         let event = EngineEvent.reconnected(attempts: 2, downtime: .milliseconds(300))
+        // Each stream is told the gain the state holds for it.
+        let streams = state.snapshot(at: Self.t0).streams
+        let gains = Dictionary(uniqueKeysWithValues: streams.map { ($0.id, $0.gain) })
+        #expect(gains[Self.main] == 0.25)
+        #expect(streams.map(\.isMain) == [true, false])
         #expect(
             state.handleEngineEvent(event) == [
                 Self.emit(.reconnected(attempts: 2, downtime: .milliseconds(300)), .engine(event)),
-                .setGain(Self.main, 0.25, ramp: Self.fadeDown), .setPaused(Self.main, false), .setSuspended(false),
+                .setGain(Self.main, 0.25, ramp: Self.fadeDown), .setPaused(Self.main, false),
+                .setGain(voice, gains[voice] ?? -1, ramp: Self.fadeDown), .setPaused(voice, false),
+                .setSuspended(false),
             ])
     }
 
