@@ -23,8 +23,9 @@ extension DaemonTests {
     ///   exit command);
     /// - a player with the same application name and role, started afterwards with no host, starts at
     ///   the user's volume and is heard at that level;
-    /// - WirePlumber's saved state (`restore-stream`) holds no volume for the player's key or the
-    ///   host's own Movie stream but 1 and the user's.
+    /// - WirePlumber's saved state (`restore-stream` on 0.4, `stream-properties` on 0.5) holds the
+    ///   player's role's volume, and no volume for the player's key or the host's own Movie stream but 1
+    ///   and the user's.
     @Suite("A host's end gives adopted players back")
     struct HostEndingTests {
         enum Ending: String, CaseIterable, CustomTestStringConvertible {
@@ -193,7 +194,10 @@ extension DaemonTests {
 
             // WirePlumber writes its state 1 s after the last change.
             try await Task.sleep(for: .milliseconds(1500))
-            let saved = Daemon.savedStreamVolumes()
+            let saved = try Daemon.savedStreamVolumes()
+            // The check below reads something: the player's role was saved (1 or the user's).
+            let ownKey = "Output/Audio:media.role:Music:channelVolumes"
+            #expect(saved[ownKey] != nil, "no \(ownKey) in \(Daemon.streamStatePath): \(saved)")
             for key in saved.keys
             where key.hasPrefix("Output/Audio:")
                 && (key.contains("Music") || key.contains("Movie") || key.contains(player.applicationName))
