@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@ struct CPipeWireShim_LatencySink {
     struct spa_hook capture_listener;
     struct spa_hook playback_listener;
     uint32_t delay_frames;
+    // The library is PipeWire 1.x: the delay is declared as the node's ProcessLatency too.
+    bool process_latency;
     // Loop thread: the sink's state on the server, for the wait in create.
     enum pw_stream_state capture_state;
     char capture_error[128];
@@ -38,17 +41,29 @@ struct CPipeWireShim_LatencySink {
 // target) plus the delay, and at least the one quantum a device plays late: the null sink the test
 // records declares none, though it plays a quantum late like every driver (BlueZ and ALSA declare
 // min_quantum 1). Loop thread.
+//
+// PipeWire 0.3 takes the port's Latency param as the stream gives it. On 1.x the delay is also given as
+// the node's ProcessLatency (the part the node adds to what is downstream of it), as PipeWire's own
+// filter-chain does for its sink stream; on 1.4.2 neither was seen to reach the ports' Latency params
+// (pw-dump reads 0), so there a player's clock does not learn the delay.
 static void declare_latency(struct CPipeWireShim_LatencySink *sink, const struct spa_latency_info *downstream) {
     struct spa_latency_info info = *downstream;
+    struct spa_process_latency_info process = {.rate = sink->delay_frames};
     info.direction = SPA_DIRECTION_INPUT;
-    if (info.min_quantum < 1.0f) info.min_quantum = 1.0f;
+    if (info.min_quantum < 1.0f) {
+        process.quantum = 1.0f - info.min_quantum;
+        info.min_quantum = 1.0f;
+    }
     if (info.max_quantum < 1.0f) info.max_quantum = 1.0f;
     info.min_rate += sink->delay_frames;
     info.max_rate += sink->delay_frames;
     uint8_t buffer[1024];
     struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
-    const struct spa_pod *params[1] = {spa_latency_build(&builder, SPA_PARAM_Latency, &info)};
-    pw_stream_update_params(sink->capture, params, 1);
+    const struct spa_pod *params[2];
+    uint32_t count = 0;
+    params[count++] = spa_latency_build(&builder, SPA_PARAM_Latency, &info);
+    if (sink->process_latency) params[count++] = spa_process_latency_build(&builder, SPA_PARAM_ProcessLatency, &process);
+    pw_stream_update_params(sink->capture, params, count);
 }
 
 static void playback_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
@@ -141,12 +156,20 @@ static const struct spa_pod *audio_format(struct spa_pod_builder *builder) {
 
 void CPipeWireShim_latencySinkDestroy(CPipeWireShim_LatencySink *sink) {
     if (sink == NULL) return;
-    if (sink->loop != NULL) pw_thread_loop_stop(sink->loop);
+    // The loop's lock is held for the teardown though its thread has ended: PipeWire 1.x checks that
+    // calls on the loop's objects hold it ("called from wrong context").
+    if (sink->loop != NULL) {
+        pw_thread_loop_stop(sink->loop);
+        pw_thread_loop_lock(sink->loop);
+    }
     if (sink->capture != NULL) pw_stream_destroy(sink->capture);
     if (sink->playback != NULL) pw_stream_destroy(sink->playback);
     if (sink->core != NULL) pw_core_disconnect(sink->core);
     if (sink->context != NULL) pw_context_destroy(sink->context);
-    if (sink->loop != NULL) pw_thread_loop_destroy(sink->loop);
+    if (sink->loop != NULL) {
+        pw_thread_loop_unlock(sink->loop);
+        pw_thread_loop_destroy(sink->loop);
+    }
     free(sink->ring);
     free(sink);
 }
@@ -163,6 +186,7 @@ CPipeWireShim_LatencySink *CPipeWireShim_latencySinkCreate(const char *node_name
     }
     struct CPipeWireShim_LatencySink *sink = calloc(1, sizeof(*sink));
     sink->delay_frames = delay_frames;
+    sink->process_latency = atoi(pw_get_library_version()) >= 1;
     sink->ring = calloc(RING_FRAMES * CHANNELS, sizeof(float));
     sink->loop = pw_thread_loop_new("latency-sink", NULL);
     if (sink->loop == NULL) {

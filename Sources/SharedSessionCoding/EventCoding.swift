@@ -157,6 +157,9 @@ extension SessionEvent.Kind: Codable {
                 "outputLatencyRejected", "stream", "reason", make: Self.outputLatencyRejected,
                 match: { if case .outputLatencyRejected(let id, let reason) = $0 { (id, reason) } else { nil } }),
             .case(
+                "streamRenegotiated", "stream", "paused", make: Self.streamRenegotiated,
+                match: { if case .streamRenegotiated(let id, let paused) = $0 { (id, paused) } else { nil } }),
+            .case(
                 "loudnessDuckChanged", "stream", "reading", make: Self.loudnessDuckChanged,
                 match: { if case .loudnessDuckChanged(let id, let reading) = $0 { (id, reading) } else { nil } }),
             .case(

@@ -139,8 +139,9 @@ extension EngineEvent: Codable, RecordedField {
     /// `stream` and `volume`; `streamFault` has `stream` and `reason`; `connectionLost` has `reason`;
     /// `reconnected` has `attempts` and `downtime` (seconds); `quantumChanged` has `frames`;
     /// `outputLatencyChanged` has `stream`, `from` (seconds, or null for the first) and `to`;
-    /// `outputLatencyRejected` has `stream` and `reason`; `loudnessDuckChanged` has `stream` and
-    /// `reading` (null once none is set); `streamPlaying` has `stream` and `playing`.
+    /// `outputLatencyRejected` has `stream` and `reason`; `streamRenegotiated` has `stream` and `paused`
+    /// (seconds); `loudnessDuckChanged` has `stream` and `reading` (null once none is set);
+    /// `streamPlaying` has `stream` and `playing`.
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes `{"kind": ...}` with the case's values.
@@ -172,6 +173,9 @@ extension EngineEvent: Codable, RecordedField {
             .case(
                 "outputLatencyRejected", "stream", "reason", make: Self.outputLatencyRejected,
                 match: { if case .outputLatencyRejected(let id, let reason) = $0 { (id, reason) } else { nil } }),
+            .case(
+                "streamRenegotiated", "stream", "paused", make: Self.streamRenegotiated,
+                match: { if case .streamRenegotiated(let id, let paused) = $0 { (id, paused) } else { nil } }),
             .case(
                 "loudnessDuckChanged", "stream", "reading", make: Self.loudnessDuckChanged,
                 match: { if case .loudnessDuckChanged(let id, let reading) = $0 { (id, reading) } else { nil } }),

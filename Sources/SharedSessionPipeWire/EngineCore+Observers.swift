@@ -10,12 +10,18 @@ extension EngineCore: StreamObserver {
         // Every node's health follows its state, the capture and monitor nodes' too: a node that never
         // seems to start is made again. A node that starts or stops may change the graph's quantum.
         let (from, to) = (Self.health(old), Self.health(new))
-        let fault = node.health.changed(from: from, to: to, error: error, connectionBroken: !isConnected)
+        let report = node.health.changed(from: from, to: to, error: error, connectionBroken: !isConnected, at: .now)
         if from == .streaming || to == .streaming { expectQuantumChange() } else { reschedule() }
         let ids = streamIDs(of: node)
         guard !ids.isEmpty else { return }
         if StreamHealth.isNodeCreated(from: from, to: to) { _ = node.setChannelVolume(1) }
-        if let fault { for id in ids { delivery.emit(.streamFault(stream: id, reason: fault)) } }
+        switch report {
+        case .fault(let reason): for id in ids { delivery.emit(.streamFault(stream: id, reason: reason)) }
+        case .renegotiated(let paused):
+            logger.info("\(node.name): renegotiated by the server, paused for \(paused)")
+            for id in ids { delivery.emit(.streamRenegotiated(stream: id, paused: paused)) }
+        case nil: break
+        }
     }
 
     func stream(_ node: PipeWireStream, volumesChanged volumes: [Float]) {

@@ -8,8 +8,10 @@ import SharedSession
 /// the loop, and the loop's events arrive with it held. ``withLock(_:)`` is the one door for code
 /// outside the loop thread; PipeWire's callbacks are the other, and run with the lock already held.
 ///
-/// The context is created with `config.name = client-rt.conf`, which loads the real-time module,
-/// so the data thread that runs process callbacks asks for real-time scheduling.
+/// The context loads the real-time module, so the data thread that runs process callbacks asks for
+/// real-time scheduling: PipeWire 0.3's `client.conf` has no such module and is replaced by
+/// `config.name = client-rt.conf`; 1.x's `client.conf` loads it, and 1.x logs `client-rt.conf` as
+/// deprecated, so there the default configuration is kept.
 final class ThreadLoop<State: AnyObject>: @unchecked Sendable {
     // @unchecked: `state` is not Sendable. It is touched only in `withLock` (the loop's recursive
     // mutex held) or by callbacks that PipeWire runs on the loop thread with that mutex held, so no
@@ -34,7 +36,7 @@ final class ThreadLoop<State: AnyObject>: @unchecked Sendable {
         }
         let loop = pw_thread_loop_get_loop(threadLoop)!
         let properties = CPipeWireShim_propertiesNew()
-        pw_properties_set(properties, PW_KEY_CONFIG_NAME, "client-rt.conf")
+        if Self.libraryMajorVersion < 1 { pw_properties_set(properties, PW_KEY_CONFIG_NAME, "client-rt.conf") }
         guard let context = pw_context_new(loop, properties, 0) else {
             let result = -Int32(errno)
             pw_thread_loop_destroy(threadLoop)
@@ -52,10 +54,15 @@ final class ThreadLoop<State: AnyObject>: @unchecked Sendable {
         }
     }
 
+    /// The major version of the libpipewire the process loaded (not the one it was built against).
+    static var libraryMajorVersion: Int {
+        String(cString: pw_get_library_version()).split(separator: ".").first.flatMap { Int($0) } ?? 0
+    }
+
     deinit {
         if !stopped {
             pw_thread_loop_stop(threadLoop)
-            pw_context_destroy(context)
+            destroyContext()
         }
         pw_thread_loop_destroy(threadLoop)
     }
@@ -82,7 +89,16 @@ final class ThreadLoop<State: AnyObject>: @unchecked Sendable {
         teardown(state)
         pw_thread_loop_unlock(threadLoop)
         pw_thread_loop_stop(threadLoop)
+        destroyContext()
+    }
+
+    /// Frees the context once the loop thread has ended, with the lock held all the same: PipeWire 1.x
+    /// checks that calls on the loop's objects come from its thread or hold its lock, and says "called
+    /// from wrong context" otherwise.
+    private func destroyContext() {
+        pw_thread_loop_lock(threadLoop)
         pw_context_destroy(context)
+        pw_thread_loop_unlock(threadLoop)
     }
 
     /// Whether ``stop(_:)`` ran.

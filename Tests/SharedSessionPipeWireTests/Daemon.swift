@@ -56,20 +56,42 @@ enum Daemon {
         try #require(result.status == 0, "Scripts/pipewire-headless start failed: \(result.output)")
     }
 
-    /// What the private daemon's WirePlumber saved for streams (its `restore-stream` state file): by
-    /// "key:volume" and "key:channelVolumes", the saved value farthest from 1 (each channel's, for the
-    /// channel volumes). Empty when nothing is saved yet.
-    static func savedStreamVolumes() -> [String: Float] {
+    /// The PipeWire the script runs: `SHAREDSESSION_PW_VERSION` as the script reads it ("system", the
+    /// installed 0.3.65 with WirePlumber 0.4, or "1.4" with WirePlumber 0.5).
+    static var version: String { ProcessInfo.processInfo.environment["SHAREDSESSION_PW_VERSION"] ?? "system" }
+
+    /// The file the private daemon's WirePlumber saves stream state in: `restore-stream` (0.4) or
+    /// `stream-properties` (0.5).
+    static var streamStatePath: String {
         let base = ProcessInfo.processInfo.environment["SHAREDSESSION_PW_DIR"] ?? "/tmp/sharedsession-pw"
-        guard let text = try? String(contentsOfFile: base + "/state/wireplumber/restore-stream", encoding: .utf8)
-        else { return [:] }
+        return base + "/state/wireplumber/" + (version == "system" ? "restore-stream" : "stream-properties")
+    }
+
+    /// What the private daemon's WirePlumber saved for streams (``streamStatePath``): by "key:volume" and
+    /// "key:channelVolumes", the saved value farthest from 1 (each channel's, for the channel volumes).
+    /// WirePlumber 0.4 writes `key:volume=1.0` and `key:channelVolumes=0.1;0.1` lines, 0.5 one
+    /// `key={"volume":1.0, "channelVolumes":[0.1, 0.1], ...}` line per key. Throws when the file is
+    /// missing, so a check over what it holds cannot pass by reading nothing.
+    static func savedStreamVolumes() throws -> [String: Float] {
+        let text = try String(contentsOfFile: streamStatePath, encoding: .utf8)
         var saved: [String: Float] = [:]
+        func keep(_ key: String, _ values: [Float]) {
+            if let value = values.max(by: { abs($0 - 1) < abs($1 - 1) }) { saved[key] = value }
+        }
         for line in text.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "=") else { continue }
             let key = String(line[..<equals])
-            guard key.hasSuffix(":volume") || key.hasSuffix(":channelVolumes") else { continue }
-            let values = line[line.index(after: equals)...].split(separator: ";").compactMap { Float($0) }
-            saved[key] = values.max { abs($0 - 1) < abs($1 - 1) }
+            let value = line[line.index(after: equals)...]
+            if value.hasPrefix("{") {
+                guard let object = try? JSONSerialization.jsonObject(with: Data(value.utf8)) as? [String: Any]
+                else { continue }
+                if let volume = object["volume"] as? Double { keep(key + ":volume", [Float(volume)]) }
+                if let volumes = object["channelVolumes"] as? [Double] {
+                    keep(key + ":channelVolumes", volumes.map { Float($0) })
+                }
+            } else if key.hasSuffix(":volume") || key.hasSuffix(":channelVolumes") {
+                keep(key, value.split(separator: ";").compactMap { Float($0) })
+            }
         }
         return saved
     }

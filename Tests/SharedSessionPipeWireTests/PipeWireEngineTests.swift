@@ -178,50 +178,6 @@ extension DaemonTests {
             try await rig.recorder.waitForTone(overlayTone, atLeast: overlayLevel - 0.5, timeout: .seconds(1))
         }
 
-        @Test(
-            "daemon: the quantum forced from 1024 to 4096 and back plays on with no gap", .privateDaemonOnly
-        )
-        func quantumChangeHasNoGap() async throws {
-            try Daemon.requirePrivate()
-            let rig = try EngineRig()
-            defer {
-                Daemon.forceQuantum(0)
-                rig.stop()
-            }
-            try rig.openMain()
-            let start = try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
-            try await rig.recorder.record(for: .milliseconds(300))
-            let initial = rig.engine.quantum
-            Daemon.forceQuantum(4096)
-            let forced = try await waitForQuantum(4096, of: rig.engine, recorder: rig.recorder)
-            try await rig.recorder.record(for: .milliseconds(800))
-            Daemon.forceQuantum(0)
-            let after = try await waitForQuantum(initial, of: rig.engine, recorder: rig.recorder)
-            try await rig.recorder.record(for: .milliseconds(800))
-            let samples = rig.recorder.samples
-            let end = samples.count / 2 - 480
-            let step = try meter.largestStep(samples, frames: start + 480..<end)
-            var lowest = 0.0
-            var frame = start + 480
-            while frame + 480 <= end {
-                lowest = min(
-                    lowest, try meter.toneLevel(samples, frequency: mainTone, frames: window(frame, 480)) - mainLevel)
-                frame += 240
-            }
-            let quanta = rig.events.all.compactMap { event -> Int? in
-                if case .quantumChanged(let frames) = event { return frames } else { return nil }
-            }
-            print(
-                "[measure] quantum \(initial) -> \(forced) -> \(after); events \(quanta); largest step \(step); lowest 10 ms window \(lowest) dB"
-            )
-            #expect(forced == 4096)
-            #expect(after == initial)
-            #expect(quanta.contains(4096))
-            #expect(step < 0.07, "a 1 kHz 0.5 tone never steps more than 0.066")
-            #expect(lowest > -0.5)
-            #expect(!rig.events.all.contains { if case .streamFault = $0 { true } else { false } })
-        }
-
         @Test("daemon: another process's playback raises otherAudioStarted, and its end otherAudioStopped")
         func otherClientPlayback() async throws {
             let rig = try EngineRig()

@@ -81,19 +81,39 @@ struct PipeWirePolicyTests {
     }
 
     @Test(
-        "stream health: paused by the server and errors are faults; a paused stream while the connection is down is not"
+        "stream health: paused by the server for longer than the grace and errors are faults; a paused stream while the connection is down is not"
     )
     func streamFaults() {
         var health = StreamHealth(connectedAt: Self.t0)
         #expect(StreamHealth.isNodeCreated(from: .connecting, to: .paused))
-        #expect(health.changed(from: .connecting, to: .paused, error: nil, connectionBroken: false) == nil)
-        #expect(health.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false) == nil)
+        #expect(health.changed(from: .connecting, to: .paused, error: nil, connectionBroken: false, at: Self.t0) == nil)
+        #expect(health.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false, at: Self.t0) == nil)
         #expect(health.reachedStreaming)
-        #expect(health.changed(from: .streaming, to: .paused, error: nil, connectionBroken: true) == nil)
-        let paused = health.changed(from: .streaming, to: .paused, error: nil, connectionBroken: false)
+        #expect(health.changed(from: .streaming, to: .paused, error: nil, connectionBroken: true, at: Self.t0) == nil)
+        #expect(health.nextDeadline == nil, "a pause while the connection is down waits for nothing")
+        let pausedAt = Self.t0 + .seconds(1)
+        #expect(health.changed(from: .streaming, to: .paused, error: nil, connectionBroken: false, at: pausedAt) == nil)
+        #expect(health.nextDeadline == pausedAt + StreamHealth.renegotiationGrace + .milliseconds(1))
+        #expect(health.check(at: pausedAt + StreamHealth.renegotiationGrace) == nil)
+        let paused = health.check(at: pausedAt + StreamHealth.renegotiationGrace + .milliseconds(1))
         #expect(paused?.contains("paused by the server") == true)
-        let error = health.changed(from: .paused, to: .error, error: "no memory", connectionBroken: false)
-        #expect(error?.contains("no memory") == true)
+        #expect(health.check(at: pausedAt + .seconds(5)) == nil, "reported once")
+        let error = health.changed(from: .paused, to: .error, error: "no memory", connectionBroken: false, at: pausedAt)
+        #expect(error == .fault("the server reported an error: no memory"))
+    }
+
+    @Test("stream health: paused by the server and streaming again within the grace is a renegotiation, not a fault")
+    func renegotiation() {
+        var health = StreamHealth(connectedAt: Self.t0)
+        _ = health.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false, at: Self.t0)
+        let pausedAt = Self.t0 + .seconds(2)
+        #expect(health.changed(from: .streaming, to: .paused, error: nil, connectionBroken: false, at: pausedAt) == nil)
+        #expect(health.check(at: pausedAt + .milliseconds(4)) == nil)
+        let back = health.changed(
+            from: .paused, to: .streaming, error: nil, connectionBroken: false, at: pausedAt + .milliseconds(4))
+        #expect(back == .renegotiated(paused: .milliseconds(4)))
+        #expect(health.nextDeadline == nil)
+        #expect(health.check(at: pausedAt + .seconds(1)) == nil, "nothing left to report")
     }
 
     @Test("stream health: a stream that never starts is reported once, after 3 s")
@@ -103,7 +123,7 @@ struct PipeWirePolicyTests {
         #expect(health.check(at: Self.t0 + .milliseconds(3001))?.contains("never reached STREAMING") == true)
         #expect(health.check(at: Self.t0 + .seconds(10)) == nil)
         var started = StreamHealth(connectedAt: Self.t0)
-        _ = started.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false)
+        _ = started.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false, at: Self.t0)
         #expect(started.check(at: Self.t0 + .seconds(10)) == nil)
     }
 
@@ -111,7 +131,7 @@ struct PipeWirePolicyTests {
     func volumes() {
         var health = StreamHealth(connectedAt: Self.t0)
         #expect(health.volumeReport([0.1, 0.1], own: 1, at: Self.t0 + .milliseconds(10)) == .restored)
-        _ = health.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false)
+        _ = health.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false, at: Self.t0)
         #expect(health.volumeReport([0.1, 0.1], own: 1, at: Self.t0 + .milliseconds(999)) == .restored)
         #expect(health.volumeReport([0.4, 0.6], own: 1, at: Self.t0 + .seconds(2)) == .external(0.5))
         #expect(health.volumeReport([1, 1], own: 1, at: Self.t0 + .seconds(2)) == .own)
@@ -140,7 +160,7 @@ extension PipeWirePolicyTests {
         #expect(fresh.check(at: Self.t0 + .seconds(4)) == nil)
         // A node that started is never made again.
         var started = StreamHealth(connectedAt: Self.t0)
-        _ = started.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false)
+        _ = started.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false, at: Self.t0)
         #expect(!started.shouldRelink(at: Self.t0 + .seconds(5)))
         _ = fresh
     }
@@ -157,7 +177,7 @@ extension PipeWirePolicyTests {
         #expect(relinked.nextDeadline == Self.t0 + StreamHealth.streamingDeadline + .milliseconds(1))
         #expect(relinked.check(at: Self.t0 + .seconds(3) + .milliseconds(1)) != nil)
         #expect(relinked.nextDeadline == Self.t0 + .seconds(6))
-        _ = health.changed(from: .connecting, to: .streaming, error: nil, connectionBroken: false)
+        _ = health.changed(from: .connecting, to: .streaming, error: nil, connectionBroken: false, at: Self.t0)
         #expect(health.nextDeadline == nil)
         for _ in 0..<StreamHealth.maximumRelinks { relinked = relinked.relinked(at: Self.t0 + .seconds(9)) }
         #expect(relinked.nextDeadline == nil, "no relink left and the fault reported: nothing to wait for")

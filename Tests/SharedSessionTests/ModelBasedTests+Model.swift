@@ -555,6 +555,8 @@ struct SessionModel {
             emit(.outputLatencyChanged(id, from: from, to: to), cause)
         case .outputLatencyRejected(let id, let reason):
             emit(.outputLatencyRejected(id, reason: reason), cause)
+        case .streamRenegotiated(let id, let paused):
+            emit(.streamRenegotiated(id, paused: paused), cause)
         case .loudnessDuckChanged(let id, let reading):
             // Reported as it came: it changes nothing the session decides.
             emit(.loudnessDuckChanged(id, reading), cause)

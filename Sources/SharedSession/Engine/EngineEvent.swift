@@ -7,6 +7,10 @@ public enum EngineEvent: Sendable, Hashable {
     case externalVolumeChange(stream: StreamID, volume: Float)
     /// A stream stopped playing without being asked to, or never started.
     case streamFault(stream: StreamID, reason: String)
+    /// The sound server paused a stream to set it up again (a forced quantum or a format change: its
+    /// buffers are made again) and it played again after `paused`, within a few milliseconds. Not a
+    /// fault: the stream is whole, its audio has a gap of about `paused`.
+    case streamRenegotiated(stream: StreamID, paused: Duration)
     /// The connection to the sound server broke; the engine is reconnecting.
     case connectionLost(reason: String)
     /// The connection came back and every stream was reopened with its last gain and play state.

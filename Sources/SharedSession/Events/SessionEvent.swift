@@ -67,6 +67,9 @@ public struct SessionEvent: Sendable, Hashable, CustomStringConvertible {
         case streamVolumeChanged(StreamID, from: Float, to: Float)
         /// A stream failed to play or stopped without being asked.
         case streamFault(StreamID, reason: String)
+        /// The sound server paused a stream to set it up again (a forced quantum, a format change) and
+        /// it played again after `paused`: a gap of about that long in its audio, not a fault.
+        case streamRenegotiated(StreamID, paused: Duration)
         /// The connection to the sound server broke; leases and streams are kept.
         case connectionLost(reason: String)
         /// The connection came back and every stream was reopened.

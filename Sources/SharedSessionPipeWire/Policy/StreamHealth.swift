@@ -1,6 +1,6 @@
 /// What one `pw_stream`'s state changes and volume reports mean, from its connection on: a fault to
-/// report (paused by the server, an error, never started), a volume a session manager restored, or a
-/// volume someone set from outside.
+/// report (paused by the server, an error, never started), a renegotiation (paused by the server and
+/// streaming again at once), a volume a session manager restored, or a volume someone set from outside.
 ///
 /// A plain value kept beside each stream node and fed what its callbacks say; tested without a
 /// daemon.
@@ -20,6 +20,18 @@ struct StreamHealth: Sendable, Hashable {
         case external(Float)
     }
 
+    /// What a state change means.
+    enum Report: Sendable, Hashable {
+        /// The stream stopped playing without being asked to, or never started.
+        case fault(String)
+        /// The server paused the stream to set its format or buffers up again (PipeWire 1.x does for a
+        /// forced quantum) and it played again after `paused`.
+        case renegotiated(paused: Duration)
+    }
+
+    /// A stream paused by the server that plays again within this is renegotiating, not faulty:
+    /// PipeWire 1.4 pauses every stream for about 4 ms to set buffers up for a forced quantum.
+    static let renegotiationGrace = Duration.milliseconds(250)
     /// A stream that has not reached STREAMING this long after connecting is reported.
     static let streamingDeadline = Duration.seconds(3)
     /// Volumes that appear this soon after a stream connected are a session manager restoring a saved
@@ -41,6 +53,8 @@ struct StreamHealth: Sendable, Hashable {
     let relinks: Int
     private(set) var reachedStreaming = false
     private var faultReported = false
+    /// When the server paused the stream, while it has not played again nor been reported.
+    private(set) var pausedAt: ContinuousClock.Instant?
 
     init(connectedAt: ContinuousClock.Instant) {
         self.init(connectedAt: connectedAt, firstConnectedAt: connectedAt, relinks: 0, faultReported: false)
@@ -66,6 +80,7 @@ struct StreamHealth: Sendable, Hashable {
     /// relink or the never-started deadline, whichever comes first. Nil once the stream has started, or
     /// when it has neither a relink left nor a fault to report: the engine's timer sleeps until then.
     var nextDeadline: ContinuousClock.Instant? {
+        if let pausedAt { return pausedAt + Self.renegotiationGrace + .milliseconds(1) }
         guard !reachedStreaming else { return nil }
         let relink = relinks < Self.maximumRelinks ? connectedAt + Self.relinkAfter : nil
         // check(at:) reports only once the deadline has strictly passed.
@@ -79,20 +94,25 @@ struct StreamHealth: Sendable, Hashable {
             connectedAt: now, firstConnectedAt: firstConnectedAt, relinks: relinks + 1, faultReported: faultReported)
     }
 
-    /// The stream's state changed; returns a fault to report, if any. `connectionBroken` is true
-    /// while the whole connection is known to be broken (then a pause is not the stream's fault).
-    mutating func changed(from old: State, to new: State, error: String?, connectionBroken: Bool) -> String? {
+    /// The stream's state changed at `now`; returns what to report, if anything. `connectionBroken` is
+    /// true while the whole connection is known to be broken (then a pause is not the stream's fault). A
+    /// pause by the server is judged when the stream plays again (a renegotiation) or at
+    /// ``renegotiationGrace`` by ``check(at:)`` (a fault).
+    mutating func changed(
+        from old: State, to new: State, error: String?, connectionBroken: Bool, at now: ContinuousClock.Instant
+    ) -> Report? {
+        let paused = pausedAt
+        pausedAt = nil
         switch new {
         case .streaming:
             reachedStreaming = true
             faultReported = false
+            if let paused { return .renegotiated(paused: now - paused) }
         case .paused where old == .streaming && !connectionBroken:
-            faultReported = true
-            return "paused by the server without being asked (its links were removed; "
-                + "the session manager may have exited)"
+            pausedAt = now
         case .error:
             faultReported = true
-            return "the server reported an error: \(error ?? "unknown")"
+            return .fault("the server reported an error: \(error ?? "unknown")")
         default:
             break
         }
@@ -105,9 +125,16 @@ struct StreamHealth: Sendable, Hashable {
         old == .connecting && new == .paused
     }
 
-    /// Checked by the engine's housekeeping (at ``nextDeadline`` at the latest): returns a fault once if the stream has not started by the
-    /// deadline.
+    /// Checked by the engine's housekeeping (at ``nextDeadline`` at the latest): returns a fault once if
+    /// the stream has not started by the deadline, or if the server paused it and it has not played
+    /// again within ``renegotiationGrace``.
     mutating func check(at now: ContinuousClock.Instant) -> String? {
+        if let paused = pausedAt, now - paused > Self.renegotiationGrace {
+            pausedAt = nil
+            faultReported = true
+            return "paused by the server without being asked (its links were removed; "
+                + "the session manager may have exited)"
+        }
         guard !reachedStreaming, !faultReported, now - firstConnectedAt > Self.streamingDeadline else { return nil }
         faultReported = true
         return "never reached STREAMING within \(Self.streamingDeadline) "

@@ -107,6 +107,8 @@ final class EventLog: SharedSessionDelegate {
                 "\(name(stream)) \(from.map { "\(milliseconds($0)) ms" } ?? "unknown") → \(milliseconds(to)) ms"
             )
         case .outputLatencyRejected(let stream, let reason): ("output latency REFUSED", "\(name(stream)): \(reason)")
+        case .streamRenegotiated(let stream, let paused):
+            ("renegotiated", "\(name(stream)): paused \(milliseconds(paused)) ms by the server")
         case .loudnessDuckChanged(let stream, let reading?): ("loudness duck", "\(name(stream)): \(reading)")
         case .loudnessDuckChanged(let stream, nil): ("loudness duck", "\(name(stream)): none")
         case .requestRejected(let error): ("request REJECTED", "\(error)")

@@ -144,6 +144,8 @@ extension SessionState {
             log.emit(.outputLatencyChanged(stream, from: from, to: to), cause)
         case .outputLatencyRejected(let stream, let reason):
             log.emit(.outputLatencyRejected(stream, reason: reason), cause)
+        case .streamRenegotiated(let stream, let paused):
+            log.emit(.streamRenegotiated(stream, paused: paused), cause)
         case .loudnessDuckChanged(let stream, let reading):
             if stream == mainStreamID { context.mainLoudnessDuck = reading }
             log.emit(.loudnessDuckChanged(stream, reading), cause)

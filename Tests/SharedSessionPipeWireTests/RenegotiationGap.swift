@@ -1,0 +1,62 @@
+import Foundation
+import SharedSessionTesting
+import Testing
+
+/// A `pw-play` in another process, the reference for a gap in the audio of the streams under test when
+/// the server renegotiates (PipeWire 1.x pauses every stream for a forced quantum): it plays the main
+/// tone (1 kHz at 0.5) into the voice loopback's sink, whose monitor a recorder of its own records, so
+/// its gap is read the same way as ours, on the same change, without its audio in our recording (on
+/// 0.3.65 a `pw-play` asking for 1024 frames was seen to drop 86-129 ms when the quantum was forced to
+/// 4096, which would put steps in ours).
+final class ReferencePlayer {
+    static let sink = "sharedsession-voice-in"
+    let child: Daemon.Child
+    let recorder: SinkRecorder
+
+    /// Starts it for `seconds`, asking for the graph's default quantum (pw-play asks for 100 ms
+    /// otherwise, which would move the graph to 4096 before the test forces it).
+    init(seconds: Double) throws {
+        recorder = try SinkRecorder(sink: Self.sink)
+        let file = try Daemon.writeTone(frequency: mainTone, amplitude: 0.5, seconds: seconds)
+        child = try Daemon.launch("pw-play", ["--latency", "1024", "--target", Self.sink, file.path])
+    }
+
+    /// Waits until its tone is in its recording; returns the frame where it is.
+    func waitUntilPlaying() async throws -> Int {
+        try await recorder.waitForTone(mainTone, atLeast: mainLevel - 1)
+    }
+
+    /// The longest gap in its tone from `frame` to 10 ms before the end of its recording.
+    func gap(from frame: Int) throws -> Double {
+        let end = recorder.mark() - 480
+        return try longestGap(recorder.samples, frequency: mainTone, level: mainLevel, frames: frame..<end)
+    }
+
+    func stop() {
+        kill(child.pid, SIGKILL)
+        child.waitUntilExit()
+        recorder.stop()
+    }
+}
+
+/// The longest stretch, in milliseconds, in which the `frequency` tone of a recording reads more than
+/// 6 dB under `level`: a gap in that stream's audio. Read over 2 ms windows (two cycles of 1 kHz)
+/// every 0.5 ms; a gap of g frames leaves about g - 24 frames of windows that half miss
+/// the tone, so the figure is their span plus one hop.
+func longestGap(_ samples: [Float], frequency: Double, level: Double, frames: Range<Int>) throws -> Double {
+    let size = 96
+    let hop = 24
+    var longest = 0
+    var run = 0
+    var frame = frames.lowerBound
+    while frame + size <= frames.upperBound {
+        if try meter.toneLevel(samples, frequency: frequency, frames: window(frame, size)) < level - 6 {
+            run += 1
+            longest = max(longest, run)
+        } else {
+            run = 0
+        }
+        frame += hop
+    }
+    return longest == 0 ? 0 : meter.milliseconds(frames: (longest + 1) * hop)
+}
