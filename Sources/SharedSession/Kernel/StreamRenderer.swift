@@ -170,12 +170,12 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     }
 
     /// ``setActivityDuck(gain:following:attack:release:)`` with loudness ducks: while a meter whose
-    /// slot is set hears activity, the stream goes down to the depth that keeps the meter's
-    /// ``ActivityMeter/speechLoudness`` the slot's margin above the stream's own loudness, measured
-    /// here on the source before the gain, over the policy's window, bounded to the slot's deepest and
-    /// the policy's shallowest, moving at the policy's rates (``LoudnessDuckPolicy``). The deepest of
-    /// what the loudness ducks ask and `gain` wins. The meters of the slots must measure loudness
-    /// (``ActivityMeter/measureLoudness()``).
+    /// slot is set hears activity, the stream is held under the ceiling that keeps the meter's
+    /// ``ActivityMeter/speechLoudness`` the slot's margin above the stream's source (measured here
+    /// before the gain, over the policy's window), bounded to the slot's deepest and the policy's
+    /// shallowest, moving at the policy's rates and scaled by the host's volume (its loudness stage,
+    /// ``LoudnessFollowing/volume``). The lowest of the stream's own gain, `gain` and the ceiling wins.
+    /// The meters of the slots must measure loudness (``ActivityMeter/measureLoudness()``).
     public func setActivityDuck(
         gain: Float, following meters: [ActivityMeter], loudness: LoudnessFollowing, attack: Duration,
         release: Duration
