@@ -7,13 +7,16 @@
 ///   BS.1770 gated loudness (absolute gate −70 LUFS, relative gate −10 LU) of the 400 ms blocks of its
 ///   last ``window`` of activity, as the voice-activity detector hears it (``VoiceActivityPolicy``).
 ///   The pauses between words and turns do not count, so the figure holds across them.
-/// - **The main stream**: its loudness over the last ``window`` as it would be heard without the
-///   loudness duck (its source at the host's volume and the other ducks).
+/// - **The main stream**: the loudness of its source over the last ``window``, before the host's
+///   volume and the other ducks.
 ///
-/// Each 100 ms the depth the margin asks for, `followed − margin − main`, is bounded to
+/// Each 100 ms the level the margin asks for, `followed − margin − main`, is bounded to
 /// ``deepest``...``shallowest`` (and to the unit's deepest level, ``UnitLimits/deepestDuckLevel``);
-/// the depth heard moves toward it at ``deepeningRate`` or ``lighteningRate``, once it is more than
-/// ``tolerance`` away. While the followed stream is quiet the duck releases as a voice-activity duck
+/// the level heard moves toward it at ``deepeningRate`` or ``lighteningRate``, once it is more than
+/// ``tolerance`` away. The level is a ceiling relative to the source at the host's full volume, scaled
+/// by the host's volume; the lower of it and the main stream's own gain (the host's volume and the
+/// fixed ducks) is heard, so the ducks never compound and the host's volume turned down is heard at
+/// once. While the followed stream is quiet the duck releases as a voice-activity duck
 /// does (hold, then release), and comes back at the depth the two loudnesses ask for then.
 public struct LoudnessDuckPolicy: Sendable, Hashable {
     /// The window both loudnesses are measured over.
@@ -36,7 +39,7 @@ public struct LoudnessDuckPolicy: Sendable, Hashable {
 
     /// How many LU the followed stream is kept above the main stream when a duck names no margin.
     public let margin: Float
-    /// The deepest the duck goes, in dB under the main stream's own level (host volume and other ducks).
+    /// The deepest the duck goes, in dB under the main stream's source at the host's volume.
     public let deepest: Float
     /// The shallowest the duck stays while it is active, in dB; 0 at most: a loudness duck never
     /// raises the main stream above the host's volume.

@@ -31,6 +31,9 @@ public final class ActivityMeter: @unchecked Sendable {
     public static let speechSteps = 100
     /// The loudness while active, LUFS as Float bits (−∞ before any speech).
     private let speechLoudnessBits = Atomic<UInt32>((-Float.infinity).bitPattern)
+    /// The 400 ms blocks of speech the loudness is taken over, once one was voiced throughout (0 while
+    /// the figure comes from single steps).
+    private let wholeBlocks = Atomic<Int>(0)
 
     // Writer only.
     private var framesBelow = Int.max / 2
@@ -72,6 +75,11 @@ public final class ActivityMeter: @unchecked Sendable {
         let value = Float(bitPattern: speechLoudnessBits.load(ordering: .relaxed))
         return value.isFinite ? value : nil
     }
+
+    /// How many 400 ms blocks of speech ``speechLoudness`` is taken over, up to ``speechSteps``: 0 while
+    /// it is a first figure from single voiced steps (before a block voiced throughout), which reads
+    /// low.
+    public var speechBlocks: Int { wholeBlocks.load(ordering: .relaxed) }
 
     /// Sets what counts as active: a peak at or above `threshold` (linear, 0 through 1), held for
     /// `holdFrames` frames after the last such peak. Takes effect at the next measured block.
@@ -144,6 +152,7 @@ public final class ActivityMeter: @unchecked Sendable {
             speechIndex = (speechIndex &+ 1) % Self.speechSteps
             speechCount = min(speechCount &+ 1, Self.speechSteps)
             publishSpeechLoudness()
+            if ringIsWhole { wholeBlocks.store(speechCount, ordering: .relaxed) }
         }
         if start < frames, end > stepStart { voicedInStep = true }
     }

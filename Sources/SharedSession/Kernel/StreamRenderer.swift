@@ -60,17 +60,6 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private let activityAttackFrames = Atomic<Int>(960)
     private let activityReleaseFrames = Atomic<Int>(19_200)
     private let followGeneration = Atomic<UInt64>(0)
-    // The loudness ducks: per followed meter its margin (NaN: none) and deepest depth, and the policy.
-    // Each packed: the margin's bits high, the deepest depth's low.
-    private let loudSlot0 = Atomic<UInt64>(StreamRenderer.pack(nil))
-    private let loudSlot1 = Atomic<UInt64>(StreamRenderer.pack(nil))
-    private let loudSlot2 = Atomic<UInt64>(StreamRenderer.pack(nil))
-    private let loudSlot3 = Atomic<UInt64>(StreamRenderer.pack(nil))
-    private let loudWindowSteps = Atomic<Int>(30)
-    private let loudShallowestBits = Atomic<UInt32>(Float(0).bitPattern)
-    private let loudDeepenBits = Atomic<UInt32>(Float(20).bitPattern)
-    private let loudLightenBits = Atomic<UInt32>(Float(6).bitPattern)
-    private let loudToleranceBits = Atomic<UInt32>(Float(0.5).bitPattern)
 
     // Render side to control side.
     private let currentGainBits: Atomic<UInt32>
@@ -79,14 +68,6 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private let audibleFlag: Atomic<Bool>
     /// The route's latency the engine last measured for this stream, in nanoseconds; -1: not yet.
     private let latencyNanoseconds = Atomic<Int>(-1)
-    /// The loudness duck as measured: on, the depth heard (dB), the main's and the source's loudness.
-    private let loudOn = Atomic<Bool>(false)
-    private let loudDepthBits = Atomic<UInt32>(Float(0).bitPattern)
-    private let loudMainBits = Atomic<UInt32>((-Float.infinity).bitPattern)
-    private let loudSourceBits = Atomic<UInt32>((-Float.infinity).bitPattern)
-    /// What ``takeLoudnessDuckChange()`` last reported: on, and the depth.
-    private let reportedOn = Atomic<Bool>(false)
-    private let reportedDepthBits = Atomic<UInt32>(Float(0).bitPattern)
 
     // Render side only.
     private var gain: Float
@@ -114,26 +95,8 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private var duckedNow: Float = 1
     private var duckedStep: Float = 0
     private var spans: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
-    // The loudness duck, render side: the main's own meter (its source before the gain), the slots,
-    // the policy per frame, and the depth in dB: heard now, and the bounded one the loudness asks for.
-    private let mainMeter: LoudnessMeter?
-    private var loudSlots: ((Float, Float), (Float, Float), (Float, Float), (Float, Float)) = (
-        (.nan, 0), (.nan, 0), (.nan, 0), (.nan, 0)
-    )
-    private var loudActive = false
-    private var loudSteps = 30
-    private var loudShallowest: Float = 0
-    private var loudDeepenPerFrame: Float = 0
-    private var loudLightenPerFrame: Float = 0
-    private var loudTolerance: Float = 0.5
-    private var depthNow: Float = 0
-    private var depthAsked: Float = 0
-    private var depthMoving = false
-    /// Per slot, the source's loudness the depth is set from: during a duck it follows the source's
-    /// loudness down at once (the movie goes down for a quieter voice) and up at most
-    /// ``sourceRelaxPerStep`` a step, so a voice that gets louder in the middle of a turn does not
-    /// bring the movie up between its words.
-    private var sourceHeld: (Float, Float, Float, Float) = (-.infinity, -.infinity, -.infinity, -.infinity)
+    /// The loudness duck: its own stage, fed the source before the gain.
+    private let loudness: LoudnessFollower
 
     /// Creates the kernel for a stream that starts at `gain`, paused or playing.
     ///
@@ -160,9 +123,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         self.target = gain
         self.runGain = paused ? 0 : 1
         self.activity = ActivityMeter(format: format)
-        self.mainMeter = try? LoudnessMeter(
-            channelWeights: [Double](repeating: 1, count: max(1, min(16, format.channels))),
-            sampleRate: format.sampleRate, integrates: false)
+        self.loudness = LoudnessFollower(format: format)
     }
 
     deinit {
@@ -209,30 +170,17 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     }
 
     /// ``setActivityDuck(gain:following:attack:release:)`` with loudness ducks: while a meter whose
-    /// slot is set hears activity, the stream goes down to the depth that keeps the meter's
-    /// ``ActivityMeter/speechLoudness`` the slot's margin above the stream's own loudness, measured
-    /// here on the source before the gain, over the policy's window, bounded to the slot's deepest and
-    /// the policy's shallowest, moving at the policy's rates (``LoudnessDuckPolicy``). The deepest of
-    /// what the loudness ducks ask and `gain` wins. The meters of the slots must measure loudness
-    /// (``ActivityMeter/measureLoudness()``).
+    /// slot is set hears activity, the stream is held under the ceiling that keeps the meter's
+    /// ``ActivityMeter/speechLoudness`` the slot's margin above the stream's source (measured here
+    /// before the gain, over the policy's window), bounded to the slot's deepest and the policy's
+    /// shallowest, moving at the policy's rates and scaled by the host's volume (its loudness stage,
+    /// ``LoudnessFollowing/volume``). The lowest of the stream's own gain, `gain` and the ceiling wins.
+    /// The meters of the slots must measure loudness (``ActivityMeter/measureLoudness()``).
     public func setActivityDuck(
         gain: Float, following meters: [ActivityMeter], loudness: LoudnessFollowing, attack: Duration,
         release: Duration
     ) {
-        let slots = (0..<Self.maximumFollowed).map { index in
-            Self.pack(index < min(meters.count, loudness.slots.count) ? loudness.slots[index] : nil)
-        }
-        loudSlot0.store(slots[0], ordering: .relaxed)
-        loudSlot1.store(slots[1], ordering: .relaxed)
-        loudSlot2.store(slots[2], ordering: .relaxed)
-        loudSlot3.store(slots[3], ordering: .relaxed)
-        let policy = loudness.policy
-        let rate = Float(format.sampleRate)
-        loudWindowSteps.store(policy.window.steps, ordering: .relaxed)
-        loudShallowestBits.store(policy.shallowest.bitPattern, ordering: .relaxed)
-        loudDeepenBits.store((policy.deepeningRate / rate).bitPattern, ordering: .relaxed)
-        loudLightenBits.store((policy.lighteningRate / rate).bitPattern, ordering: .relaxed)
-        loudToleranceBits.store(policy.tolerance.bitPattern, ordering: .relaxed)
+        self.loudness.set(loudness, meterCount: min(meters.count, Self.maximumFollowed), frameRate: format.sampleRate)
         let pointers = meters.prefix(Self.maximumFollowed).map {
             UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque())
         }
@@ -289,38 +237,18 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         latencyNanoseconds.store(max(0, nanoseconds), ordering: .relaxed)
     }
 
-    /// The loudness duck as the render side last measured it; `nil` when none is set.
-    public var loudnessDuck: LoudnessDuckReading? {
-        guard loudOn.load(ordering: .relaxed) else { return nil }
-        let main = Float(bitPattern: loudMainBits.load(ordering: .relaxed))
-        let source = Float(bitPattern: loudSourceBits.load(ordering: .relaxed))
-        return LoudnessDuckReading(
-            depth: Float(bitPattern: loudDepthBits.load(ordering: .relaxed)),
-            mainLoudness: main.isFinite ? main : nil, sourceLoudness: source.isFinite ? source : nil)
-    }
+    /// The loudness duck as the render side last rendered it; `nil` when none is set. Its depth is the
+    /// level heard under the stream's own gain at the end of the last render call: 0 once the duck has
+    /// released.
+    public var loudnessDuck: LoudnessDuckReading? { loudness.reading }
 
     /// The loudness duck if it changed since the last call that reported one: it was set or removed,
-    /// or its depth moved by ``loudnessReportStep`` dB or more. For the engine's control side, to
-    /// report ``EngineEvent/loudnessDuckChanged(stream:reading:)``; one caller at a time.
+    /// its depth moved by ``loudnessReportStep`` dB or more, or it came back to 0 (released). For the
+    /// engine's control side, to report ``EngineEvent/loudnessDuckChanged(stream:reading:)``; one
+    /// caller at a time.
     public func takeLoudnessDuckChange() -> (changed: Bool, reading: LoudnessDuckReading?) {
-        let reading = loudnessDuck
-        let wasOn = reportedOn.load(ordering: .relaxed)
-        let reported = Float(bitPattern: reportedDepthBits.load(ordering: .relaxed))
-        let changed: Bool
-        if let reading {
-            changed = !wasOn || abs(reading.depth - reported) >= Self.loudnessReportStep
-        } else {
-            changed = wasOn
-        }
-        guard changed else { return (false, reading) }
-        reportedOn.store(reading != nil, ordering: .relaxed)
-        reportedDepthBits.store((reading?.depth ?? 0).bitPattern, ordering: .relaxed)
-        return (true, reading)
+        loudness.takeChange(step: Self.loudnessReportStep)
     }
-
-    /// How far a source's loudness may rise in a 100 ms step while it ducks the stream, in LU: 0.25
-    /// LU a second, so the movie never rises by a dB within 2 s because the voice got louder.
-    static let sourceRelaxPerStep: Float = 0.025
 
     /// How far, in dB, a loudness duck's depth moves before it is reported again.
     public static let loudnessReportStep: Float = 1
@@ -394,24 +322,9 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             activityReleaseStep = 1 / releaseFrames
             if activityMix == 0 { duckedNow = activityGain }
             duckedStep = abs(activityGain - duckedNow) / (activityGain < duckedNow ? attackFrames : releaseFrames)
-            loudSlots = (
-                Self.unpack(loudSlot0.load(ordering: .relaxed)), Self.unpack(loudSlot1.load(ordering: .relaxed)),
-                Self.unpack(loudSlot2.load(ordering: .relaxed)), Self.unpack(loudSlot3.load(ordering: .relaxed))
-            )
-            let wasActive = loudActive
-            loudActive =
-                meters.0 != 0
-                && (!loudSlots.0.0.isNaN || !loudSlots.1.0.isNaN || !loudSlots.2.0.isNaN || !loudSlots.3.0.isNaN)
-            loudSteps = loudWindowSteps.load(ordering: .relaxed)
-            loudShallowest = Float(bitPattern: loudShallowestBits.load(ordering: .relaxed))
-            loudDeepenPerFrame = Float(bitPattern: loudDeepenBits.load(ordering: .relaxed))
-            loudLightenPerFrame = Float(bitPattern: loudLightenBits.load(ordering: .relaxed))
-            loudTolerance = Float(bitPattern: loudToleranceBits.load(ordering: .relaxed))
-            if !loudActive, activityMix == 0 {
-                depthNow = 0
-                depthAsked = 0
-            }
-            if loudActive != wasActive { loudOn.store(loudActive, ordering: .relaxed) }
+            loudness.pickUp(
+                hasMeters: meters.0 != 0, heard: activityMix > 0, attackFrames: attackFrames,
+                releaseFrames: releaseFrames)
         }
         (spans.0, spans.1, meterBlocks.0) = Self.span(of: meters.0, after: meterBlocks.0)
         (spans.2, spans.3, meterBlocks.1) = Self.span(of: meters.1, after: meterBlocks.1)
@@ -435,74 +348,6 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     private func isActive(at frame: Int) -> Bool {
         (frame >= spans.0 && frame < spans.1) || (frame >= spans.2 && frame < spans.3)
             || (frame >= spans.4 && frame < spans.5) || (frame >= spans.6 && frame < spans.7)
-    }
-
-    /// A loudness slot as one atomic word: the margin's bits high (NaN: no slot), the deepest's low.
-    private static func pack(_ slot: LoudnessSlot?) -> UInt64 {
-        UInt64((slot?.margin ?? .nan).bitPattern) << 32 | UInt64((slot?.deepest ?? 0).bitPattern)
-    }
-
-    @inline(__always)
-    private static func unpack(_ word: UInt64) -> (Float, Float) {
-        (Float(bitPattern: UInt32(truncatingIfNeeded: word >> 32)), Float(bitPattern: UInt32(truncatingIfNeeded: word)))
-    }
-
-    /// A 100 ms step of the main's loudness is complete: the depth each loudness duck asks for, the
-    /// deepest of them bounded, becomes the depth asked.
-    private func askDepth(_ mainMeter: LoudnessMeter) {
-        // Over the steps measured so far, up to the window: the meter starts when the duck is set, and
-        // the silence before it is not the movie's.
-        let source = LoudnessMeter.loudness(mainMeter.mean(ofLast: max(1, min(loudSteps, mainMeter.stepsMeasured))))
-        let main = Float(source) + decibels(gain)
-        loudMainBits.store(main.bitPattern, ordering: .relaxed)
-        guard main.isFinite else { return }
-        let ducking = activityMix > 0
-        let asks = (
-            ask(loudSlots.0, meters.0, main: main, ducking: ducking, held: &sourceHeld.0),
-            ask(loudSlots.1, meters.1, main: main, ducking: ducking, held: &sourceHeld.1),
-            ask(loudSlots.2, meters.2, main: main, ducking: ducking, held: &sourceHeld.2),
-            ask(loudSlots.3, meters.3, main: main, ducking: ducking, held: &sourceHeld.3)
-        )
-        let asked = min(min(asks.0.depth, asks.1.depth), min(asks.2.depth, asks.3.depth))
-        let loudest = max(max(asks.0.source, asks.1.source), max(asks.2.source, asks.3.source))
-        guard asked.isFinite else { return }
-        depthAsked = asked
-        loudSourceBits.store(loudest.bitPattern, ordering: .relaxed)
-    }
-
-    /// What one slot asks: the bounded depth (+∞: nothing) and the source's loudness it was set from
-    /// (−∞: none), with the source's held loudness updated.
-    @inline(__always)
-    private func ask(_ slot: (Float, Float), _ meter: UInt, main: Float, ducking: Bool, held: inout Float) -> (
-        depth: Float, source: Float
-    ) {
-        guard !slot.0.isNaN, meter != 0, let pointer = UnsafeRawPointer(bitPattern: meter) else {
-            return (.infinity, -.infinity)
-        }
-        let measured = Unmanaged<ActivityMeter>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.speechLoudness }
-        guard let measured else { return (.infinity, -.infinity) }
-        held = ducking && held.isFinite ? min(measured, held + Self.sourceRelaxPerStep) : measured
-        return (max(slot.1, min(loudShallowest, held - slot.0 - main)), held)
-    }
-
-    /// Moves the depth heard toward the depth asked over `frames`: at once while the duck is not
-    /// heard (no activity), else once it is more than the tolerance away, at the policy's rate, until
-    /// it gets there.
-    @inline(__always)
-    private func moveDepth(frames: Int) {
-        let target = loudActive ? depthAsked : 0
-        if activityMix == 0, !loudActive || spans.1 == 0 && spans.3 == 0 && spans.5 == 0 && spans.7 == 0 {
-            depthNow = target
-            depthMoving = false
-        } else {
-            if abs(target - depthNow) > loudTolerance { depthMoving = true }
-            if depthMoving {
-                let step = Float(frames) * (target < depthNow ? loudDeepenPerFrame : loudLightenPerFrame)
-                depthNow = target < depthNow ? max(target, depthNow - step) : min(target, depthNow + step)
-                if depthNow == target { depthMoving = false }
-            }
-        }
-        loudDepthBits.store(depthNow.bitPattern, ordering: .relaxed)
     }
 
     @inline(__always)
@@ -533,18 +378,18 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         if pulled < frames {
             (input + pulled &* channels).update(repeating: 0, count: (frames &- pulled) &* channels)
         }
-        // The loudness duck: the main's loudness measured on its source, the depth asked for each
-        // 100 ms, and the depth heard moved toward it over this chunk.
-        let depthStart = depthNow
-        if loudActive || depthNow != 0 {
-            if loudActive, playing, let mainMeter {
-                var done = 0
-                while done < frames {
-                    done &+= mainMeter.addUntilStep(input + done &* channels, frames: frames &- done)
-                    if mainMeter.stepJustCompleted { askDepth(mainMeter) }
-                }
+        // The loudness duck: the main's loudness measured on its source, the level asked for each
+        // 100 ms, and the level heard moved toward it over this chunk.
+        let loudness = self.loudness.isEngaged
+        if loudness {
+            self.loudness.begin()
+            if playing {
+                self.loudness.measure(
+                    input, frames: frames, channels: channels, meters: meters, heard: activityMix > 0, gain: gain)
             }
-            moveDepth(frames: frames)
+            self.loudness.move(
+                frames: frames, heard: activityMix > 0,
+                voiced: spans.1 != 0 || spans.3 != 0 || spans.5 != 0 || spans.7 != 0)
         }
 
         // Steady playback (no ramp, no fade, nothing followed: almost every cycle): one constant
@@ -560,12 +405,11 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             return
         }
 
-        // The loudness duck's factor on the stream's gain, from the chunk's start to its end: the
-        // depth moves at most a few dB a second, so a line between the two is inaudible as a line.
-        let depthFrom = depthStart == 0 ? 1 : linear(decibels: depthStart)
-        let depthTo = depthNow == 0 ? 1 : linear(decibels: depthNow)
-        let depthSlope = frames > 0 ? (depthTo - depthFrom) / Float(frames) : 0
-        let loudness = depthFrom != 1 || depthTo != 1
+        // The loudness duck's ceiling, from the chunk's start to its end: the level and the volume move
+        // at most a few dB a second (the volume over the attack or the release), so a line between the
+        // two is inaudible as a line.
+        let ceilingFrom = self.loudness.factorFrom
+        let ceilingSlope = frames > 0 ? (self.loudness.factorTo - ceilingFrom) / Float(frames) : 0
         var gain = self.gain
         var runGain = self.runGain
         var rampPosition = self.rampPosition
@@ -582,6 +426,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         let attackStep = activityAttackStep
         let releaseStep = activityReleaseStep
         var index = 0
+        var heard = gain
         for frame in 0..<frames {
             if following {
                 if ducked != duckedTarget {
@@ -607,8 +452,8 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             }
             // The lowest level wins: the voice-activity duck only ever lowers the stream's own gain.
             var floor = min(gain, ducked)
-            if loudness { floor = min(floor, gain * (depthFrom + depthSlope * Float(frame))) }
-            let heard = activityMix > 0 ? gain + activityMix * (floor - gain) : gain
+            if loudness { floor = min(floor, ceilingFrom + ceilingSlope * Float(frame)) }
+            heard = activityMix > 0 ? gain + activityMix * (floor - gain) : gain
             let factor = heard * runGain
             for _ in 0..<channels {
                 let value = input[index] * factor
@@ -621,5 +466,6 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         self.rampPosition = rampPosition
         self.activityMix = activityMix
         self.duckedNow = ducked
+        if loudness { self.loudness.publish(heard: heard, gain: gain) }
     }
 }

@@ -201,8 +201,8 @@ extension SharedSession {
         case .setSuspended(let suspended): engine.setSuspended(suspended)
         case .setGain(let id, let gain, let ramp): lane.controls[id]?.setGain(gain, ramp: ramp)
         case .setPaused(let id, let paused): lane.controls[id]?.setPaused(paused)
-        case .setActivityDuck(let id, let gain, let sources, let loudness):
-            followActivity(id, gain: gain, sources, loudness: loudness, &lane)
+        case .setActivityDuck(let id, let gain, let volume, let sources, let loudness):
+            followActivity(id, gain: gain, volume: volume, sources, loudness: loudness, &lane)
         case .closeStream(let id):
             engine.closeStream(id)
             lane.controls[id] = nil
@@ -211,7 +211,8 @@ extension SharedSession {
     }
 
     private func followActivity(
-        _ id: StreamID, gain: Float, _ sources: [ActivitySource], loudness: [LoudnessSlot?], _ lane: inout Lane
+        _ id: StreamID, gain: Float, volume: Float, _ sources: [ActivitySource], loudness: [LoudnessSlot?],
+        _ lane: inout Lane
     ) {
         var meters: [ActivityMeter] = []
         var slots: [LoudnessSlot?] = []
@@ -231,7 +232,8 @@ extension SharedSession {
             slots.append(slot)
         }
         lane.controls[id]?.setActivityDuck(
-            gain: gain, following: meters, loudness: LoudnessFollowing(slots: slots, policy: policy.loudnessDuck),
+            gain: gain, following: meters,
+            loudness: LoudnessFollowing(slots: slots, policy: policy.loudnessDuck, volume: volume),
             attack: voice.attack, release: voice.release)
     }
 }

@@ -45,7 +45,9 @@ extension SessionState {
         guard duckStack.hasActivityDucks, !isMainExempt,
             let duck = duckStack.activityDuck(isOpen: { streams.isOpen($0) })
         else { return nil }
-        return ActivityDuck(gain: context.hostVolume * duck.level, sources: duck.sources, loudness: duck.loudness)
+        return ActivityDuck(
+            gain: context.hostVolume * duck.level, sources: duck.sources, loudness: duck.loudness,
+            volume: duck.loudness.contains { $0 != nil } ? context.hostVolume : 1)
     }
 
     var isSuspended: Bool {

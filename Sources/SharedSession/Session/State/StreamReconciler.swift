@@ -75,8 +75,8 @@ struct StreamReconciler: Sendable {
             if wanted.activity != current.activity {
                 log.append(
                     .setActivityDuck(
-                        id, gain: wanted.activity?.gain ?? 1, following: wanted.activity?.sources ?? [],
-                        loudness: wanted.activity?.loudness ?? []))
+                        id, gain: wanted.activity?.gain ?? 1, volume: wanted.activity?.volume ?? 1,
+                        following: wanted.activity?.sources ?? [], loudness: wanted.activity?.loudness ?? []))
             }
             // Stored only when it changed: most inputs (a lease, a duck at a level already applied)
             // change no stream.
@@ -119,6 +119,8 @@ struct ActivityDuck: Sendable, Hashable {
     var sources: [ActivitySource]
     /// For each source, the loudness duck that follows it, if one does.
     var loudness: [LoudnessSlot?] = []
+    /// The host's volume, which scales a loudness duck's ceiling (``LoudnessFollowing/volume``).
+    var volume: Float = 1
 }
 
 /// What every stream's target depends on besides the stream, read once before settling.

@@ -1,0 +1,282 @@
+import Synchronization
+
+/// The loudness duck of one stream, the stage of ``StreamRenderer`` that decides how loud the stream is
+/// heard while a followed voice speaks: it measures the stream's source, asks each 100 ms for the level
+/// that keeps the voice its margin above it, and moves toward that level at the policy's rates.
+///
+/// The level is a ceiling on the stream as heard, relative to its source at the host's full volume
+/// (host volume 1), times the host's volume: `volume × level`. The stream's own gain (the host's
+/// volume × the fixed ducks, ramped by the session) is never raised, so with a fixed duck the lower of
+/// the two is heard (``StreamRenderer`` takes the minimum per sample): a fixed duck taken or released
+/// over a loudness duck moves the stream along the fixed duck's own ramp, and the loudness duck's level
+/// does not move because of it. The host's volume scales the ceiling, so turning it down is heard at
+/// once by its full amount and turning it up never lifts the stream above the voice minus the margin.
+///
+/// Control side: ``set(_:volume:frameRate:)`` stores atomics; ``StreamRenderer`` picks them up with its
+/// own generation counter and calls the render-side methods, which never lock or allocate.
+final class LoudnessFollower: @unchecked Sendable {
+    // @unchecked: the `var` properties are touched only by the render thread (see StreamRenderer); the
+    // control side reaches them only through the atomics.
+
+    // Control side to render side. Each slot packed: the margin's bits high (NaN: no slot), the
+    // deepest level's low.
+    private let slot0 = Atomic<UInt64>(LoudnessFollower.pack(nil))
+    private let slot1 = Atomic<UInt64>(LoudnessFollower.pack(nil))
+    private let slot2 = Atomic<UInt64>(LoudnessFollower.pack(nil))
+    private let slot3 = Atomic<UInt64>(LoudnessFollower.pack(nil))
+    private let windowSteps = Atomic<Int>(30)
+    private let shallowestBits = Atomic<UInt32>(Float(0).bitPattern)
+    private let deepenBits = Atomic<UInt32>(Float(20).bitPattern)
+    private let lightenBits = Atomic<UInt32>(Float(6).bitPattern)
+    private let toleranceBits = Atomic<UInt32>(Float(0.5).bitPattern)
+    private let volumeBits = Atomic<UInt32>(Float(1).bitPattern)
+
+    // Render side to control side: on, the depth heard (dB under the stream's own gain), the main's
+    // loudness at its own gain and the source's.
+    private let onFlag = Atomic<Bool>(false)
+    private let depthBits = Atomic<UInt32>(Float(0).bitPattern)
+    private let mainBits = Atomic<UInt32>((-Float.infinity).bitPattern)
+    private let sourceBits = Atomic<UInt32>((-Float.infinity).bitPattern)
+    /// What ``takeChange()`` last reported: on, and the depth.
+    private let reportedOn = Atomic<Bool>(false)
+    private let reportedDepthBits = Atomic<UInt32>(Float(0).bitPattern)
+
+    // Render side only.
+    private let meter: LoudnessMeter?
+    private var slots: ((Float, Float), (Float, Float), (Float, Float), (Float, Float)) = (
+        (.nan, 0), (.nan, 0), (.nan, 0), (.nan, 0)
+    )
+    private(set) var isActive = false
+    private var steps = 30
+    private var shallowest: Float = 0
+    private var deepenPerFrame: Float = 0
+    private var lightenPerFrame: Float = 0
+    private var tolerance: Float = 0.5
+    /// The level in dB under the source at full volume: heard now, and the bounded one asked for.
+    private var levelNow: Float = 0
+    private var levelAsked: Float = 0
+    private var levelMoving = false
+    /// Set when the duck starts: its first level asked is reached over ``startDuration`` (as a fixed
+    /// duck's fade), not at the policy's rate, so a duck taken under a fixed one or at a first word
+    /// needs no climb down of a second or more. `startStep`: dB a frame while it gets there (0: none).
+    private var starting = false
+    private var startStep: Float = 0
+    private let startFrames: Float
+    /// The host's volume the level is scaled by: asked, and heard now (moving over the voice-activity
+    /// attack down and release up, never stepped).
+    private var volume: Float = 1
+    private var volumeNow: Float = 1
+    private var volumeStep: Float = 0
+    /// Per slot, the source's loudness the level is set from: during a duck it follows the source's
+    /// loudness down at once (the movie goes down for a quieter voice) and up at most
+    /// ``sourceRelaxPerStep`` a step, so a voice that gets louder in the middle of a turn does not bring
+    /// the movie up between its words.
+    private var sourceHeld: (Float, Float, Float, Float) = (-.infinity, -.infinity, -.infinity, -.infinity)
+    /// The ceiling's factor at the start and the end of the chunk being rendered.
+    private(set) var factorFrom: Float = 1
+    private(set) var factorTo: Float = 1
+
+    /// How far a source's loudness may rise in a 100 ms step while it ducks the stream, in LU: 0.25 LU a
+    /// second, so the movie never rises by a dB within 2 s because the voice got louder.
+    static let sourceRelaxPerStep: Float = 0.025
+
+    /// How long a duck takes to reach the first level it asks.
+    static let startDuration: Duration = .milliseconds(150)
+
+    init(format: AudioFormat) {
+        startFrames = Float(max(1, format.frames(in: Self.startDuration)))
+        meter = try? LoudnessMeter(
+            channelWeights: [Double](repeating: 1, count: max(1, min(16, format.channels))),
+            sampleRate: format.sampleRate, integrates: false)
+    }
+
+    // MARK: Control side
+
+    /// Publishes the slots (one per followed meter, in order), the policy and the host's volume; the
+    /// render side picks them up at the renderer's next generation.
+    func set(_ following: LoudnessFollowing, meterCount: Int, frameRate: Int) {
+        let packed = (0..<StreamRenderer.maximumFollowed).map { index in
+            Self.pack(index < min(meterCount, following.slots.count) ? following.slots[index] : nil)
+        }
+        slot0.store(packed[0], ordering: .relaxed)
+        slot1.store(packed[1], ordering: .relaxed)
+        slot2.store(packed[2], ordering: .relaxed)
+        slot3.store(packed[3], ordering: .relaxed)
+        let policy = following.policy
+        let rate = Float(frameRate)
+        windowSteps.store(policy.window.steps, ordering: .relaxed)
+        shallowestBits.store(policy.shallowest.bitPattern, ordering: .relaxed)
+        deepenBits.store((policy.deepeningRate / rate).bitPattern, ordering: .relaxed)
+        lightenBits.store((policy.lighteningRate / rate).bitPattern, ordering: .relaxed)
+        toleranceBits.store(policy.tolerance.bitPattern, ordering: .relaxed)
+        volumeBits.store(max(0, following.volume).bitPattern, ordering: .relaxed)
+    }
+
+    /// The loudness duck as the render side last rendered it; `nil` when none is set.
+    var reading: LoudnessDuckReading? {
+        guard onFlag.load(ordering: .relaxed) else { return nil }
+        let main = Float(bitPattern: mainBits.load(ordering: .relaxed))
+        let source = Float(bitPattern: sourceBits.load(ordering: .relaxed))
+        return LoudnessDuckReading(
+            depth: Float(bitPattern: depthBits.load(ordering: .relaxed)),
+            mainLoudness: main.isFinite ? main : nil, sourceLoudness: source.isFinite ? source : nil)
+    }
+
+    /// The reading if it changed since the last call that reported one: set or removed, its depth moved
+    /// by `step` dB or more, or back at 0 (the duck released). One caller at a time.
+    func takeChange(step: Float) -> (changed: Bool, reading: LoudnessDuckReading?) {
+        let reading = self.reading
+        let wasOn = reportedOn.load(ordering: .relaxed)
+        let reported = Float(bitPattern: reportedDepthBits.load(ordering: .relaxed))
+        let changed: Bool
+        if let reading {
+            changed = !wasOn || abs(reading.depth - reported) >= step || (reading.depth == 0 && reported != 0)
+        } else {
+            changed = wasOn
+        }
+        guard changed else { return (false, reading) }
+        reportedOn.store(reading != nil, ordering: .relaxed)
+        reportedDepthBits.store((reading?.depth ?? 0).bitPattern, ordering: .relaxed)
+        return (true, reading)
+    }
+
+    // MARK: Render side
+
+    /// Picks up what ``set(_:meterCount:frameRate:)`` published; `heard` is whether the duck is heard
+    /// now (the voice-activity mix above 0), `rampFrames` the attack and release in frames.
+    func pickUp(hasMeters: Bool, heard: Bool, attackFrames: Float, releaseFrames: Float) {
+        slots = (
+            Self.unpack(slot0.load(ordering: .relaxed)), Self.unpack(slot1.load(ordering: .relaxed)),
+            Self.unpack(slot2.load(ordering: .relaxed)), Self.unpack(slot3.load(ordering: .relaxed))
+        )
+        let wasActive = isActive
+        isActive = hasMeters && (!slots.0.0.isNaN || !slots.1.0.isNaN || !slots.2.0.isNaN || !slots.3.0.isNaN)
+        steps = windowSteps.load(ordering: .relaxed)
+        shallowest = Float(bitPattern: shallowestBits.load(ordering: .relaxed))
+        deepenPerFrame = Float(bitPattern: deepenBits.load(ordering: .relaxed))
+        lightenPerFrame = Float(bitPattern: lightenBits.load(ordering: .relaxed))
+        tolerance = Float(bitPattern: toleranceBits.load(ordering: .relaxed))
+        volume = Float(bitPattern: volumeBits.load(ordering: .relaxed))
+        if !heard { volumeNow = volume }
+        volumeStep = abs(volume - volumeNow) / (volume < volumeNow ? attackFrames : releaseFrames)
+        if !isActive, !heard {
+            levelNow = 0
+            levelAsked = 0
+        }
+        if isActive, !wasActive { starting = true }
+        if isActive != wasActive { onFlag.store(isActive, ordering: .relaxed) }
+    }
+
+    /// Whether the follower shapes the stream in this chunk: set, or still moving back from a level.
+    var isEngaged: Bool { isActive || levelNow != 0 || volumeNow != volume }
+
+    /// Starts a chunk: the ceiling's factor at its start is where the last one ended.
+    @inline(__always)
+    func begin() {
+        factorFrom = volumeNow * (levelNow == 0 ? 1 : linear(decibels: levelNow))
+    }
+
+    /// Measures `frames` of the stream's source (before its gain) and, for each 100 ms step completed,
+    /// asks the level the followed meters' loudness calls for.
+    func measure(
+        _ input: UnsafePointer<Float>, frames: Int, channels: Int, meters: (UInt, UInt, UInt, UInt), heard: Bool,
+        gain: Float
+    ) {
+        guard isActive, let meter else { return }
+        var done = 0
+        while done < frames {
+            done &+= meter.addUntilStep(input + done &* channels, frames: frames &- done)
+            if meter.stepJustCompleted { ask(meter, meters: meters, heard: heard, gain: gain) }
+        }
+    }
+
+    /// A 100 ms step of the main's loudness is complete: the level each slot asks for, the deepest of
+    /// them bounded, becomes the level asked.
+    private func ask(_ meter: LoudnessMeter, meters: (UInt, UInt, UInt, UInt), heard: Bool, gain: Float) {
+        // Over the steps measured so far, up to the window: the meter starts when the duck is set, and
+        // the silence before it is not the movie's.
+        let source = Float(LoudnessMeter.loudness(meter.mean(ofLast: max(1, min(steps, meter.stepsMeasured)))))
+        mainBits.store((source + decibels(gain)).bitPattern, ordering: .relaxed)
+        guard source.isFinite else { return }
+        let asks = (
+            ask(slots.0, meters.0, source: source, heard: heard, held: &sourceHeld.0),
+            ask(slots.1, meters.1, source: source, heard: heard, held: &sourceHeld.1),
+            ask(slots.2, meters.2, source: source, heard: heard, held: &sourceHeld.2),
+            ask(slots.3, meters.3, source: source, heard: heard, held: &sourceHeld.3)
+        )
+        let asked = min(min(asks.0.level, asks.1.level), min(asks.2.level, asks.3.level))
+        let loudest = max(max(asks.0.source, asks.1.source), max(asks.2.source, asks.3.source))
+        guard asked.isFinite else { return }
+        levelAsked = asked
+        if starting {
+            startStep = abs(asked - levelNow) / startFrames
+            levelMoving = true
+            starting = false
+        }
+        sourceBits.store(loudest.bitPattern, ordering: .relaxed)
+    }
+
+    /// What one slot asks: the bounded level (+∞: nothing) and the source's loudness it was set from
+    /// (−∞: none), with the source's held loudness updated.
+    @inline(__always)
+    private func ask(_ slot: (Float, Float), _ meter: UInt, source: Float, heard: Bool, held: inout Float) -> (
+        level: Float, source: Float
+    ) {
+        guard !slot.0.isNaN, meter != 0, let pointer = UnsafeRawPointer(bitPattern: meter) else {
+            return (.infinity, -.infinity)
+        }
+        let (measured, blocks) = Unmanaged<ActivityMeter>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
+            ($0.speechLoudness, $0.speechBlocks)
+        }
+        // A first figure from single steps reads low (a held level would stay there): nothing is asked
+        // on it.
+        guard let measured, blocks > 0 else { return (.infinity, -.infinity) }
+        held = heard && held.isFinite ? min(measured, held + Self.sourceRelaxPerStep) : measured
+        return (max(slot.1, min(shallowest, held - slot.0 - source)), held)
+    }
+
+    /// Moves the level and the volume heard over `frames`: at once while the duck is not heard (no
+    /// activity), else the level once it is more than the tolerance away, at the policy's rate, until
+    /// it gets there. Sets ``factorTo``; ``begin()`` set ``factorFrom``.
+    @inline(__always)
+    func move(frames: Int, heard: Bool, voiced: Bool) {
+        let target = isActive ? levelAsked : 0
+        if !heard, !isActive || !voiced {
+            levelNow = target
+            levelMoving = false
+            startStep = 0
+            volumeNow = volume
+        } else {
+            if abs(target - levelNow) > tolerance { levelMoving = true }
+            if levelMoving {
+                let rate = startStep > 0 ? startStep : target < levelNow ? deepenPerFrame : lightenPerFrame
+                let step = Float(frames) * rate
+                levelNow = target < levelNow ? max(target, levelNow - step) : min(target, levelNow + step)
+                if levelNow == target {
+                    levelMoving = false
+                    startStep = 0
+                }
+            }
+            let step = Float(frames) * volumeStep
+            volumeNow = volume < volumeNow ? max(volume, volumeNow - step) : min(volume, volumeNow + step)
+        }
+        factorTo = volumeNow * (levelNow == 0 ? 1 : linear(decibels: levelNow))
+    }
+
+    /// Publishes the depth heard at the end of a render call: `heard` over the stream's own `gain`.
+    @inline(__always)
+    func publish(heard: Float, gain: Float) {
+        let depth = gain > 0 && heard < gain ? decibels(heard / gain) : 0
+        depthBits.store(depth.bitPattern, ordering: .relaxed)
+    }
+
+    /// A slot as one atomic word: the margin's bits high (NaN: no slot), the deepest's low.
+    private static func pack(_ slot: LoudnessSlot?) -> UInt64 {
+        UInt64((slot?.margin ?? .nan).bitPattern) << 32 | UInt64((slot?.deepest ?? 0).bitPattern)
+    }
+
+    @inline(__always)
+    private static func unpack(_ word: UInt64) -> (Float, Float) {
+        (Float(bitPattern: UInt32(truncatingIfNeeded: word >> 32)), Float(bitPattern: UInt32(truncatingIfNeeded: word)))
+    }
+}
