@@ -329,7 +329,8 @@ extension DaemonTests.HostEndingTests {
             while (try? Daemon.savedStreamVolumes())?[node.savedKey].map({ abs($0 - value) > 1e-4 }) ?? true {
                 try #require(
                     ContinuousClock.now < deadline,
-                    "WirePlumber did not save \(node.savedKey) = \(value): \((try? Daemon.savedStreamVolumes()) ?? [:])")
+                    "WirePlumber did not save \(node.savedKey) = \(value): \((try? Daemon.savedStreamVolumes()) ?? [:])"
+                )
                 usleep(20_000)
             }
         }
