@@ -88,8 +88,9 @@ import Testing
     }
 
     /// The loudness-duck scene (its marks are checked with the other scenes'): on the plot's loudness
-    /// tracks the voice held 10 LU above the movie as heard in the loud and the quiet stretch alike,
-    /// with the depth moving between them.
+    /// tracks the voice held 10 LU above the movie at full volume in the loud and the quiet stretch
+    /// alike, with the depth moving between them; the host's volume (0.8) is heard on top, as the
+    /// LoudnessDucking article's rule says, so the gap as heard is 10 LU + 1.94 dB.
     @Test func theLoudnessDuckSceneHoldsTheVoiceAboveTheMovie() throws {
         let folder = (SceneReaderTests.defaultScene as NSString).deletingLastPathComponent
         let scene = try Scene.load(path: (folder as NSString).appendingPathComponent("loudness-duck.json"))
@@ -109,8 +110,9 @@ import Testing
                 if let voice = point.level, let movie = movie[index].level { differences.append(voice - movie) }
             }
             #expect(!differences.isEmpty)
+            let margin = 10 - 20 * log10(Double(scene.movie.volume))
             #expect(
-                differences.allSatisfy { abs($0 - 10) <= 1 },
+                differences.allSatisfy { abs($0 - margin) <= 1 },
                 "voice − movie in \(stretch): \(differences.min() ?? 0)…\(differences.max() ?? 0) LU")
         }
         let loud = depth.filter { (8.0...9.0).contains($0.time) }.compactMap(\.level)
