@@ -22,80 +22,116 @@ extension SessionInput: Codable, RecordedField {
         kinds: "input",
         [
             .case(
-                "acquire", "type", "owner", "lease", make: Self.acquire,
-                match: { if case .acquire(let type, let owner, let lease) = $0 { (type, owner, lease) } else { nil } }),
-            .case(
-                "releaseLease", "lease", "dropped", make: Self.releaseLease,
-                match: { if case .releaseLease(let lease, let dropped) = $0 { (lease, dropped) } else { nil } }),
-            .case(
-                "duck", "request", "lease", make: { request, lease in .duck(request, lease: lease.id) },
-                match: { if case .duck(let request, let lease) = $0 { (request, DuckLeaseField(lease)) } else { nil } }),
-            .case(
-                "releaseDuck", "lease", "dropped", make: Self.releaseDuck,
-                match: { if case .releaseDuck(let lease, let dropped) = $0 { (lease, dropped) } else { nil } }),
-            .case("expireDeadlines", .expireDeadlines),
-            .case(
-                "setMainVolume", "volume", make: Self.setMainVolume,
-                match: { if case .setMainVolume(let volume) = $0 { volume } else { nil } }),
-            .case("play", .play),
-            .case("pause", .pause),
-            .case(
-                "suspend", "renderAnyway", make: Self.suspend,
-                match: { if case .suspend(let renderAnyway) = $0 { renderAnyway } else { nil } }),
-            .case("wakeFromSuspend", .wakeFromSuspend),
-            .case(
-                "system", "event", make: Self.system, match: { if case .system(let event) = $0 { event } else { nil } }),
-            .case(
-                "engine", "event", make: Self.engine, match: { if case .engine(let event) = $0 { event } else { nil } }),
-            .case(
-                "openStream", "descriptor", "owner", "volume", "isMain", "stream", make: Self.openStream,
+                "acquire", "type", "owner", "lease",
+                make: { type, owner, lease in Self(.acquire(type, owner: owner), handedOut: .lease(lease)) },
                 match: {
-                    if case .openStream(let descriptor, let owner, let volume, let isMain, let stream) = $0 {
+                    if case .acquire(let type, let owner) = $0.request, let lease = $0.lease {
+                        (type, owner, lease)
+                    } else {
+                        nil
+                    }
+                }),
+            .request(
+                .case("releaseLease", "lease", "dropped", make: SessionRequest.releaseLease) {
+                    if case .releaseLease(let lease, let dropped) = $0 { (lease, dropped) } else { nil }
+                }),
+            .case(
+                "duck", "request", "lease",
+                make: { request, lease in Self(.duck(request), handedOut: lease.id.map { .lease($0) }) },
+                match: { if case .duck(let request) = $0.request { (request, DuckLeaseField($0.lease)) } else { nil } }),
+            .request(
+                .case("releaseDuck", "lease", "dropped", make: SessionRequest.releaseDuck) {
+                    if case .releaseDuck(let lease, let dropped) = $0 { (lease, dropped) } else { nil }
+                }),
+            .case("expireDeadlines", Self(.expireDeadlines)),
+            .request(
+                .case("setMainVolume", "volume", make: SessionRequest.setMainVolume) {
+                    if case .setMainVolume(let volume) = $0 { volume } else { nil }
+                }),
+            .case("play", Self(.play)),
+            .case("pause", Self(.pause)),
+            .request(
+                .case("suspend", "renderAnyway", make: SessionRequest.suspend) {
+                    if case .suspend(let renderAnyway) = $0 { renderAnyway } else { nil }
+                }),
+            .case("wakeFromSuspend", Self(.wakeFromSuspend)),
+            .request(
+                .case("system", "event", make: SessionRequest.system) {
+                    if case .system(let event) = $0 { event } else { nil }
+                }),
+            .request(
+                .case("engine", "event", make: SessionRequest.engine) {
+                    if case .engine(let event) = $0 { event } else { nil }
+                }),
+            .case(
+                "openStream", "descriptor", "owner", "volume", "isMain", "stream",
+                make: { descriptor, owner, volume, isMain, stream in
+                    Self(
+                        .openStream(descriptor, owner: owner, volume: volume, isMain: isMain),
+                        handedOut: .stream(stream))
+                },
+                match: {
+                    if case .openStream(let descriptor, let owner, let volume, let isMain) = $0.request,
+                        let stream = $0.stream
+                    {
                         (descriptor, owner, volume, isMain, stream)
                     } else {
                         nil
                     }
                 }),
-            .case(
-                "openStreamRefused", "descriptor", "message", make: Self.openStreamRefused,
-                match: {
+            .request(
+                .case("openStreamRefused", "descriptor", "message", make: SessionRequest.openStreamRefused) {
                     if case .openStreamRefused(let descriptor, let message) = $0 { (descriptor, message) } else { nil }
                 }),
-            .case(
-                "closeStream", "stream", make: Self.closeStream,
-                match: { if case .closeStream(let stream) = $0 { stream } else { nil } }),
-            .case(
-                "setStreamVolume", "stream", "volume", make: Self.setStreamVolume,
-                match: { if case .setStreamVolume(let stream, let volume) = $0 { (stream, volume) } else { nil } }),
-            .case(
-                "ignoredRelease", "owner", "what", "cause", make: Self.ignoredRelease,
-                match: {
+            .request(
+                .case("closeStream", "stream", make: SessionRequest.closeStream) {
+                    if case .closeStream(let stream) = $0 { stream } else { nil }
+                }),
+            .request(
+                .case("setStreamVolume", "stream", "volume", make: SessionRequest.setStreamVolume) {
+                    if case .setStreamVolume(let stream, let volume) = $0 { (stream, volume) } else { nil }
+                }),
+            .request(
+                .case("ignoredRelease", "owner", "what", "cause", make: SessionRequest.ignoredRelease) {
                     if case .ignoredRelease(let owner, let what, let cause) = $0 { (owner, what, cause) } else { nil }
                 }),
-            .case(
-                "rejected", "error", make: Self.rejected,
-                match: { if case .rejected(let error) = $0 { error } else { nil } }),
-            .case(
-                "activationOutcome", "configuration", "refused", make: Self.activationOutcome,
-                match: {
+            .request(
+                .case("rejected", "error", make: SessionRequest.rejected) {
+                    if case .rejected(let error) = $0 { error } else { nil }
+                }),
+            .request(
+                .case("activationOutcome", "configuration", "refused", make: SessionRequest.activationOutcome) {
                     if case .activationOutcome(let configuration, let refused) = $0 {
                         (configuration, refused)
                     } else {
                         nil
                     }
                 }),
-            .case(
-                "captureOutcome", "refused", make: Self.captureOutcome,
-                match: { if case .captureOutcome(let refused) = $0 { refused } else { nil } }),
-            .case(
-                "unitReleased", "owner", "reason", make: Self.unitReleased,
-                match: { if case .unitReleased(let owner, let reason) = $0 { (owner, reason) } else { nil } }),
-            .case("close", .close),
+            .request(
+                .case("captureOutcome", "refused", make: SessionRequest.captureOutcome) {
+                    if case .captureOutcome(let refused) = $0 { refused } else { nil }
+                }),
+            .request(
+                .case("unitReleased", "owner", "reason", make: SessionRequest.unitReleased) {
+                    if case .unitReleased(let owner, let reason) = $0 { (owner, reason) } else { nil }
+                }),
+            .case("close", Self(.close)),
         ])
 }
 
-/// A duck request's lease as recordings (and version 1 of the remote protocol) write it: its id, or 0
-/// for a request the session refused, which made none. No lease is given 0.
+extension JSONForm<SessionInput>.Shape {
+    /// A request that hands nothing out, in the shape of its case: `{"kind": "<case>", <its values>}`.
+    static func request(_ shape: JSONForm<SessionRequest>.Shape) -> Self {
+        Self(kind: shape.kind) { container, decoder in
+            SessionInput(try shape.read(container, decoder))
+        } write: { input, container, encoder in
+            input.handedOut == nil ? try shape.write(input.request, &container, encoder) : false
+        }
+    }
+}
+
+/// A duck request's lease as recordings write it: its id, or 0 for a request the session refused,
+/// which made none. No lease is given 0.
 private struct DuckLeaseField: Codable, RecordedField {
     let id: LeaseID?
 

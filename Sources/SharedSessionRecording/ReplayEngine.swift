@@ -21,7 +21,9 @@ final class ReplayEngine: AudioEngine {
 
     init(format: AudioFormat, input: (any AudioSource)?, recording: SessionRecording) {
         offline = OfflineEngine(format: format, input: input)
-        let inputs = recording.inputs.compactMap { if case .input(let input) = $0.content { input } else { nil } }
+        let inputs = recording.inputs.compactMap {
+            if case .input(let input) = $0.content { input.request } else { nil }
+        }
         var activations: [(SessionConfiguration, refused: String?)] = []
         var captures: [String?] = []
         var opens: [SessionError?] = []

@@ -195,19 +195,18 @@ public struct SessionRecording: Sendable {
                     line, "\(what) names \(id), which the recording never opened: the file is incomplete or was edited")
             }
         }
-        switch input {
-        case .acquire(_, _, let id): leases.insert(id)
-        case .duck(let request, let id):
+        if let id = input.lease { leases.insert(id) }
+        if let id = input.stream { streams.insert(id) }
+        switch input.request {
+        case .duck(let request):
             if case .followActivity(.stream(let followed), _) = request.style {
                 try stream(followed, "a duck following a stream")
             }
             if case .followLoudness(let followed, _) = request.style {
                 try stream(followed, "a duck following a stream")
             }
-            if let id { leases.insert(id) }
         case .releaseLease(let id, _): try lease(id, "releaseLease")
         case .releaseDuck(let id, _): try lease(id, "releaseDuck")
-        case .openStream(_, _, _, _, let id): streams.insert(id)
         case .closeStream(let id): try stream(id, "closeStream")
         case .setStreamVolume(let id, _): try stream(id, "setStreamVolume")
         case .ignoredRelease(_, _, .sessionLease(let id, _)), .ignoredRelease(_, _, .duckLease(let id, _)):

@@ -215,8 +215,9 @@ private struct ReplayRun {
     /// few that need more than the input: a stream to open needs its source, an engine event comes
     /// from the engine, and the engine's answers are given when the session asks.
     mutating func apply(_ input: SessionInput, line: Int) {
-        switch input {
-        case .openStream(let descriptor, let owner, let volume, let isMain, let id):
+        let recordedStream = input.stream.map { "\($0)" } ?? "no stream"
+        switch input.request {
+        case .openStream(let descriptor, let owner, let volume, let isMain):
             do {
                 let handle =
                     isMain
@@ -224,10 +225,10 @@ private struct ReplayRun {
                     : try session.openStream(descriptor, source: source(descriptor), volume: volume, owner: owner)
                 handles[handle.id] = handle
                 if isMain { mainStreams.append(handle.id) }
-                if handle.id != id { note(line, recorded: "\(id)", replayed: "\(handle.id)") }
+                if handle.id != input.stream { note(line, recorded: recordedStream, replayed: "\(handle.id)") }
             } catch {
                 ownRejections.append(error)
-                note(line, recorded: "\(id) opened", replayed: "refused: \(error.message)")
+                note(line, recorded: "\(recordedStream) opened", replayed: "refused: \(error.message)")
             }
         case .openStreamRefused(let descriptor, _):
             do {
@@ -252,10 +253,11 @@ private struct ReplayRun {
             if own != error { note(line, recorded: "rejected \(error)", replayed: "rejected \(own)") }
         default:
             let made = session.submitRecorded(input)
-            switch input {
-            case .acquire(_, _, let id) where made != id:
-                note(line, recorded: "\(id)", replayed: made.map { "\($0)" } ?? "no lease")
-            case .duck(_, let id) where made != id:
+            let id = input.lease
+            switch input.request {
+            case .acquire where made != id:
+                note(line, recorded: id.map { "\($0)" } ?? "no lease", replayed: made.map { "\($0)" } ?? "no lease")
+            case .duck where made != id:
                 note(
                     line, recorded: id.map { "duck \($0)" } ?? "duck refused",
                     replayed: made.map { "duck \($0)" } ?? "duck refused")

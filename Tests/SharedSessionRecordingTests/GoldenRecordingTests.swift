@@ -80,7 +80,7 @@ struct GoldenRecordingTests {
 
     /// The case of `input`: a new case does not compile here until the scenario records it.
     static func kind(_ input: SessionInput) -> String {
-        switch input {
+        switch input.request {
         case .acquire: "acquire"
         case .releaseLease: "releaseLease"
         case .duck: "duck"
@@ -179,7 +179,7 @@ enum GoldenScenario {
         session.pauseMain(owner: "strict").release()
         let held = session.duck(owner: "sdk")
         try advance()
-        _ = session.submitRecorded(.expireDeadlines)
+        _ = session.submitRecorded(SessionInput(.expireDeadlines))
         held.release()
         do { _ = session.duck(owner: "feed") }
         do { _ = try session.acquire(.generic, owner: "dropper") }

@@ -36,7 +36,13 @@ struct LoudnessReplayTests {
         #expect(recording.policy.loudnessDuck == loudness)
 
         let recordedReadings = recording.inputs.compactMap { input -> LoudnessDuckReading?? in
-            if case .input(.engine(.loudnessDuckChanged(_, let reading))) = input.content { reading } else { nil }
+            if case .input(let recorded) = input.content,
+                case .engine(.loudnessDuckChanged(_, let reading)) = recorded.request
+            {
+                reading
+            } else {
+                nil
+            }
         }
         let depths = recordedReadings.compactMap { $0?.depth }
         #expect(depths.count >= 5, "the depth was reported as it moved: \(depths)")

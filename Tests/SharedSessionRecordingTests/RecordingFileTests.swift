@@ -82,68 +82,80 @@ struct RecordingFileTests {
         let descriptor = StreamDescriptor(
             name: "far end", role: .communication, isBackgroundMusic: true, target: "bluez_output.1", isExempt: true)
         return [
-            .acquire(.voice, owner: "chat", lease: LeaseID(rawValue: 3)),
-            .releaseLease(LeaseID(rawValue: 3), dropped: true),
-            .duck(
-                DuckRequest(owner: "feed", style: .duck(level: 0.2), maximumHold: .milliseconds(1500)),
-                lease: LeaseID(rawValue: 4)),
-            .duck(DuckRequest(owner: "feed"), lease: nil),
-            .duck(DuckRequest(owner: "feed", style: .pause), lease: LeaseID(rawValue: 5)),
-            .duck(
-                DuckRequest(owner: "chat", style: .followActivity(.stream(StreamID(rawValue: 2)), level: nil)),
-                lease: LeaseID(rawValue: 6)),
-            .duck(
-                DuckRequest(owner: "chat", style: .followActivity(.voiceInput, level: 0.3)), lease: LeaseID(rawValue: 7)
+            SessionInput(.acquire(.voice, owner: "chat"), handedOut: .lease(LeaseID(rawValue: 3))),
+            SessionInput(.releaseLease(LeaseID(rawValue: 3), dropped: true)),
+            SessionInput(
+                .duck(
+                    DuckRequest(owner: "feed", style: .duck(level: 0.2), maximumHold: .milliseconds(1500))),
+                handedOut: .lease(LeaseID(rawValue: 4))),
+            SessionInput(.duck(DuckRequest(owner: "feed"))),
+            SessionInput(.duck(DuckRequest(owner: "feed", style: .pause)), handedOut: .lease(LeaseID(rawValue: 5))),
+            SessionInput(
+                .duck(
+                    DuckRequest(owner: "chat", style: .followActivity(.stream(StreamID(rawValue: 2)), level: nil))),
+                handedOut: .lease(LeaseID(rawValue: 6))),
+            SessionInput(
+                .duck(
+                    DuckRequest(owner: "chat", style: .followActivity(.voiceInput, level: 0.3))),
+                handedOut: .lease(LeaseID(rawValue: 7))),
+            SessionInput(
+                .duck(
+                    DuckRequest(owner: "chat", style: .followLoudness(StreamID(rawValue: 2), margin: 14))),
+                handedOut: .lease(LeaseID(rawValue: 8))),
+            SessionInput(
+                .duck(
+                    DuckRequest(owner: "chat", style: .followLoudness(StreamID(rawValue: 2), margin: nil))),
+                handedOut: .lease(LeaseID(rawValue: 9))),
+            SessionInput(.releaseDuck(LeaseID(rawValue: 4), dropped: false)),
+            SessionInput(.expireDeadlines),
+            SessionInput(.setMainVolume(0.7)),
+            SessionInput(.play),
+            SessionInput(.pause),
+            SessionInput(.suspend(renderAnyway: true)),
+            SessionInput(.wakeFromSuspend),
+            SessionInput(.system(.interruptionBegan)),
+            SessionInput(.system(.interruptionEnded(shouldResume: false))),
+            SessionInput(
+                .system(
+                    .routeChanged(
+                        RouteChange(reason: .oldDeviceUnavailable, previousOutput: "headphones", currentOutput: nil)))),
+            SessionInput(.system(.didEnterBackground)),
+            SessionInput(.system(.willEnterForeground)),
+            SessionInput(.system(.otherAudioStarted)),
+            SessionInput(.system(.otherAudioStopped)),
+            SessionInput(.engine(.system(.routeChanged(RouteChange(reason: .override))))),
+            SessionInput(.engine(.externalVolumeChange(stream: StreamID(rawValue: 1), volume: 0.25))),
+            SessionInput(.engine(.streamFault(stream: StreamID(rawValue: 1), reason: "xrun"))),
+            SessionInput(.engine(.connectionLost(reason: "server gone"))),
+            SessionInput(.engine(.reconnected(attempts: 3, downtime: .milliseconds(850)))),
+            SessionInput(.engine(.quantumChanged(frames: 4096))),
+            SessionInput(
+                .openStream(descriptor, owner: "chat", volume: 0.8, isMain: false),
+                handedOut: .stream(StreamID(rawValue: 2))),
+            SessionInput(
+                .openStream(
+                    StreamDescriptor(name: "main", role: .movie), owner: nil, volume: 1, isMain: true),
+                handedOut: .stream(StreamID(rawValue: 1))),
+            SessionInput(.openStreamRefused(descriptor, message: "no such sink")),
+            SessionInput(.closeStream(StreamID(rawValue: 2))),
+            SessionInput(.setStreamVolume(StreamID(rawValue: 2), 0.4)),
+            SessionInput(
+                .ignoredRelease(
+                    owner: "feed", what: "released twice", cause: .duckLease(LeaseID(rawValue: 4), owner: "feed"))),
+            SessionInput(.ignoredRelease(owner: "feed", what: "unbalanced", cause: .unit(owner: "feed"))),
+            SessionInput(
+                .ignoredRelease(owner: "feed", what: "twice", cause: .sessionLease(LeaseID(rawValue: 3), owner: "chat"))
             ),
-            .duck(
-                DuckRequest(owner: "chat", style: .followLoudness(StreamID(rawValue: 2), margin: 14)),
-                lease: LeaseID(rawValue: 8)),
-            .duck(
-                DuckRequest(owner: "chat", style: .followLoudness(StreamID(rawValue: 2), margin: nil)),
-                lease: LeaseID(rawValue: 9)),
-            .releaseDuck(LeaseID(rawValue: 4), dropped: false),
-            .expireDeadlines,
-            .setMainVolume(0.7),
-            .play,
-            .pause,
-            .suspend(renderAnyway: true),
-            .wakeFromSuspend,
-            .system(.interruptionBegan),
-            .system(.interruptionEnded(shouldResume: false)),
-            .system(
-                .routeChanged(
-                    RouteChange(reason: .oldDeviceUnavailable, previousOutput: "headphones", currentOutput: nil))),
-            .system(.didEnterBackground),
-            .system(.willEnterForeground),
-            .system(.otherAudioStarted),
-            .system(.otherAudioStopped),
-            .engine(.system(.routeChanged(RouteChange(reason: .override)))),
-            .engine(.externalVolumeChange(stream: StreamID(rawValue: 1), volume: 0.25)),
-            .engine(.streamFault(stream: StreamID(rawValue: 1), reason: "xrun")),
-            .engine(.connectionLost(reason: "server gone")),
-            .engine(.reconnected(attempts: 3, downtime: .milliseconds(850))),
-            .engine(.quantumChanged(frames: 4096)),
-            .openStream(descriptor, owner: "chat", volume: 0.8, isMain: false, stream: StreamID(rawValue: 2)),
-            .openStream(
-                StreamDescriptor(name: "main", role: .movie), owner: nil, volume: 1, isMain: true,
-                stream: StreamID(rawValue: 1)),
-            .openStreamRefused(descriptor, message: "no such sink"),
-            .closeStream(StreamID(rawValue: 2)),
-            .setStreamVolume(StreamID(rawValue: 2), 0.4),
-            .ignoredRelease(
-                owner: "feed", what: "released twice", cause: .duckLease(LeaseID(rawValue: 4), owner: "feed")),
-            .ignoredRelease(owner: "feed", what: "unbalanced", cause: .unit(owner: "feed")),
-            .ignoredRelease(owner: "feed", what: "twice", cause: .sessionLease(LeaseID(rawValue: 3), owner: "chat")),
-            .ignoredRelease(owner: "host", what: "x", cause: .host),
-            .ignoredRelease(owner: "host", what: "y", cause: .system(.otherAudioStarted)),
-            .ignoredRelease(owner: "host", what: "z", cause: .engine(.quantumChanged(frames: 256))),
-            .rejected(SessionError(code: .limitExceeded, message: "feed asked for too much")),
-            .activationOutcome(.voice, refused: nil),
-            .activationOutcome(try! SessionConfiguration(category: .ambient), refused: "busy"),
-            .captureOutcome(refused: nil),
-            .captureOutcome(refused: "no microphone"),
-            .unitReleased(owner: "feed", reason: "torn down"),
-            .close,
+            SessionInput(.ignoredRelease(owner: "host", what: "x", cause: .host)),
+            SessionInput(.ignoredRelease(owner: "host", what: "y", cause: .system(.otherAudioStarted))),
+            SessionInput(.ignoredRelease(owner: "host", what: "z", cause: .engine(.quantumChanged(frames: 256)))),
+            SessionInput(.rejected(SessionError(code: .limitExceeded, message: "feed asked for too much"))),
+            SessionInput(.activationOutcome(.voice, refused: nil)),
+            SessionInput(.activationOutcome(try! SessionConfiguration(category: .ambient), refused: "busy")),
+            SessionInput(.captureOutcome(refused: nil)),
+            SessionInput(.captureOutcome(refused: "no microphone")),
+            SessionInput(.unitReleased(owner: "feed", reason: "torn down")),
+            SessionInput(.close),
         ]
     }()
 

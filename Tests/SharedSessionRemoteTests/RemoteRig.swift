@@ -36,28 +36,28 @@ final class RemoteRig: SessionInputObserver {
     /// When the session took `unitReleased` for `owner` (the last of what its connection gave back).
     func unitReleased(_ owner: String) -> ContinuousClock.Instant? {
         received.withLock { inputs in
-            inputs.last { if case .unitReleased(owner, _) = $0.input { true } else { false } }?.at
+            inputs.last { if case .unitReleased(owner, _) = $0.input.request { true } else { false } }?.at
         }
     }
 
     /// When the session took the release of the duck `id`.
     func duckReleased(_ id: LeaseID) -> ContinuousClock.Instant? {
         received.withLock { inputs in
-            inputs.last { if case .releaseDuck(id, _) = $0.input { true } else { false } }?.at
+            inputs.last { if case .releaseDuck(id, _) = $0.input.request { true } else { false } }?.at
         }
     }
 
     /// The `unitReleased` reasons the session took for `owner`.
     func releaseReasons(_ owner: String) -> [String] {
         received.withLock { inputs in
-            inputs.compactMap { if case .unitReleased(owner, let reason) = $0.input { reason } else { nil } }
+            inputs.compactMap { if case .unitReleased(owner, let reason) = $0.input.request { reason } else { nil } }
         }
     }
 
     /// How many releases with nothing to release the session took for `owner`.
     func ignoredReleases(_ owner: String) -> Int {
         received.withLock { inputs in
-            inputs.count { if case .ignoredRelease(owner, _, _) = $0.input { true } else { false } }
+            inputs.count { if case .ignoredRelease(owner, _, _) = $0.input.request { true } else { false } }
         }
     }
 
@@ -65,8 +65,8 @@ final class RemoteRig: SessionInputObserver {
     func ducksGranted(_ owner: String) -> Int {
         received.withLock { inputs in
             inputs.count {
-                if case .duck(let request, let lease) = $0.input {
-                    request.owner == owner && lease != nil
+                if case .duck(let request) = $0.input.request {
+                    request.owner == owner && $0.input.lease != nil
                 } else {
                     false
                 }
@@ -78,7 +78,7 @@ final class RemoteRig: SessionInputObserver {
     func releaseOrder() -> [String] {
         received.withLock { inputs in
             inputs.compactMap {
-                switch $0.input {
+                switch $0.input.request {
                 case .releaseDuck: "releaseDuck"
                 case .releaseLease: "releaseLease"
                 case .unitReleased: "unitReleased"

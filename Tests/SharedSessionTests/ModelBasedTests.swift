@@ -581,7 +581,7 @@ final class Runner {
             model.now = model.now + .milliseconds(milliseconds)
             time.set(model.now)
             // What the session's deadline wake-up does when it fires, at the time the manual clock says.
-            _ = session.submitRecorded(.expireDeadlines)
+            _ = session.submitRecorded(SessionInput(.expireDeadlines))
             model.expireDeadlines()
         case .openMain(let music, let exempt):
             guard main == nil else { return .invalid("a main stream is open") }

@@ -67,7 +67,7 @@ final class InputClock: SessionInputObserver {
     private let releases = Mutex<[LeaseID: ContinuousClock.Instant]>([:])
 
     func session(_ session: SharedSession, received input: SessionInput, at time: ContinuousClock.Instant) {
-        if case .releaseDuck(let id, _) = input { releases.withLock { $0[id] = time } }
+        if case .releaseDuck(let id, _) = input.request { releases.withLock { $0[id] = time } }
     }
 
     func released(_ id: LeaseID) -> ContinuousClock.Instant? { releases.withLock { $0[id] } }

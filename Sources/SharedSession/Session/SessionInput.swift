@@ -1,54 +1,49 @@
 /// Everything that reaches a session, as a recording keeps it: every call with its owner, every
-/// platform and engine event, and the outcome of every engine call the session made, each with the
-/// ids the session gave (a lease's, a stream's). Replayed in order against a fresh session, these
-/// reproduce its events exactly.
-public enum SessionInput: Sendable, Hashable {
-    /// ``SharedSession/acquire(_:owner:)``, and the id the lease was given.
-    case acquire(AudioSessionType, owner: String, lease: LeaseID)
-    /// A session lease released (`dropped`: let go of without `release()`).
-    case releaseLease(LeaseID, dropped: Bool)
-    /// ``SharedSession/duck(_:)`` (or one of its shorthands), and the id the lease was given: `nil` if
-    /// the session refused the request (the unit's limits, a followed stream not open), which made no
-    /// lease. A recording writes a refused request's lease as 0, an id no lease is given.
-    case duck(DuckRequest, lease: LeaseID?)
-    /// A duck or pause lease released (`dropped`: let go of without `release()`).
-    case releaseDuck(LeaseID, dropped: Bool)
-    /// The deadlines due at this time released their ducks.
-    case expireDeadlines
-    /// ``SharedSession/setMainVolume(_:)`` accepted.
-    case setMainVolume(Float)
-    /// ``SharedSession/play()``.
-    case play
-    /// ``SharedSession/pause()``.
-    case pause
-    /// ``SharedSession/suspend(renderAnyway:)``.
-    case suspend(renderAnyway: Bool)
-    /// ``SharedSession/wakeFromSuspend()``.
-    case wakeFromSuspend
-    /// ``SharedSession/handle(_:)``.
-    case system(SystemEvent)
-    /// An event the engine reported.
-    case engine(EngineEvent)
-    /// A stream opened, and the id it was given.
-    case openStream(StreamDescriptor, owner: String?, volume: Float, isMain: Bool, stream: StreamID)
-    /// A stream the engine refused to open.
-    case openStreamRefused(StreamDescriptor, message: String)
-    /// A stream closed.
-    case closeStream(StreamID)
-    /// A stream's own volume set.
-    case setStreamVolume(StreamID, Float)
-    /// A release with nothing to release (a second release, an unbalanced disable call).
-    case ignoredRelease(owner: String, what: String, cause: EventCause)
-    /// A request refused before it reached the state (an invalid value).
-    case rejected(SessionError)
-    /// The engine's answer to an activation: `nil` if it accepted, else its message.
-    case activationOutcome(SessionConfiguration, refused: String?)
-    /// The engine's answer to starting the voice capture: `nil` if it started, else its message.
-    case captureOutcome(refused: String?)
-    /// A unit's bridge gave back everything the unit held.
-    case unitReleased(owner: String, reason: String)
-    /// ``SharedSession/close()``.
-    case close
+/// platform and engine event, and the outcome of every engine call the session made, each a
+/// ``SessionRequest`` with the id the session handed out for it (a lease's, a stream's). Replayed in
+/// order against a fresh session, these reproduce its events exactly.
+public struct SessionInput: Sendable, Hashable {
+    /// What was asked.
+    public var request: SessionRequest
+    /// What the session handed out for it: the lease an acquire or an admitted duck made, the id an
+    /// opened stream was given; `nil` for every other request, and for a duck the session refused
+    /// (the unit's limits, a followed stream not open), which made no lease.
+    public var handedOut: HandedOut?
+
+    /// An id the session gave a request.
+    public enum HandedOut: Sendable, Hashable {
+        /// The lease an acquire or a duck made.
+        case lease(LeaseID)
+        /// The id an opened stream was given.
+        case stream(StreamID)
+    }
+
+    /// `request`, with what the session handed out for it.
+    public init(_ request: SessionRequest, handedOut: HandedOut? = nil) {
+        self.request = request
+        self.handedOut = handedOut
+    }
+
+    /// The lease the request made, if it made one.
+    public var lease: LeaseID? {
+        if case .lease(let id)? = handedOut { id } else { nil }
+    }
+
+    /// The id the opened stream was given, if the request opened one.
+    public var stream: StreamID? {
+        if case .stream(let id)? = handedOut { id } else { nil }
+    }
+}
+
+extension SessionInput: CustomStringConvertible {
+    /// The request, followed by what was handed out for it: `acquire(generic, owner: "feed") → lease#1`.
+    public var description: String {
+        switch handedOut {
+        case .lease(let id)?: "\(request) → \(id)"
+        case .stream(let id)?: "\(request) → \(id)"
+        case nil: "\(request)"
+        }
+    }
 }
 
 /// Receives every ``SessionInput`` that reaches a session, in order, with the time it arrived: what a

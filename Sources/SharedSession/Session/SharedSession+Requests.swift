@@ -51,7 +51,7 @@ extension SharedSession {
     /// recording's inputs. Returns the id of the lease it made, if it made one (a replay compares it
     /// with the recorded one).
     package func submitRecorded(_ input: SessionInput) -> LeaseID? {
-        let request = SessionRequest(replaying: input)
+        let request = input.request
         if case .acquire(let type, let owner) = request { return submitAcquire(type, owner: owner).0 }
         switch submit(request) {
         case .lease(let id): return id

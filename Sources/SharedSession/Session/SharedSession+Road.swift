@@ -4,7 +4,7 @@
 ///    request's values, and hands out the ids of what it makes in the step's outcome; `read` takes
 ///    what the caller needs from the state in the same lock.
 /// 2. The input observers (a recorder) are told the request as a ``SessionInput``, made once from the
-///    request and its outcome, with the ids the state gave (``SessionRequest/recorded(as:)``).
+///    request and its outcome, with the ids the state handed out (``SessionRequest/recorded(as:)``).
 /// 3. The effects are performed in order under the lane, so concurrent callers' effects reach the
 ///    engine in the order of their changes, but with the state unlocked, so snapshots never wait for
 ///    the engine. An activation's or a capture's outcome is a request too, and goes down the same road.
@@ -192,7 +192,7 @@ extension SharedSession {
                 } catch {
                     refused = error.message
                 }
-                notify(.activationOutcome(configuration, refused: refused), at: clock.now(), &lane)
+                notify(SessionInput(.activationOutcome(configuration, refused: refused)), at: clock.now(), &lane)
             } else {
                 engine.deactivate(notifyingOthers: false)
             }
@@ -239,44 +239,14 @@ extension SharedSession {
 }
 
 extension SessionRequest {
-    /// The request as a recording keeps it: with the id the state gave what it made, as `outcome`
-    /// says; a refusal the state decided before taking it is recorded as `rejected`.
+    /// The request as a recording keeps it: with the id the state handed out, as `outcome` says; a
+    /// refusal the state decided before taking it is recorded as `rejected`.
     func recorded(as outcome: SessionState.Outcome) -> SessionInput {
-        if case .rejected(let error) = outcome { return .rejected(error) }
-        switch self {
-        case .acquire(let type, let owner):
-            guard case .lease(let id) = outcome else { preconditionFailure("an acquire always makes a lease") }
-            return .acquire(type, owner: owner, lease: id)
-        case .duck(let request):
-            switch outcome {
-            case .duck(let id, _, _): return .duck(request, lease: id)
-            case .refused: return .duck(request, lease: nil)
-            default: preconditionFailure("a duck request makes a duck or is refused")
-            }
-        case .openStream(let descriptor, let owner, let volume, let isMain):
-            guard case .opened(let id) = outcome else { preconditionFailure("an open stream always joins") }
-            return .openStream(descriptor, owner: owner, volume: volume, isMain: isMain, stream: id)
-        case .releaseLease(let id, let dropped): return .releaseLease(id, dropped: dropped)
-        case .releaseDuck(let id, let dropped): return .releaseDuck(id, dropped: dropped)
-        case .expireDeadlines: return .expireDeadlines
-        case .setMainVolume(let volume): return .setMainVolume(volume)
-        case .play: return .play
-        case .pause: return .pause
-        case .suspend(let renderAnyway): return .suspend(renderAnyway: renderAnyway)
-        case .wakeFromSuspend: return .wakeFromSuspend
-        case .system(let event): return .system(event)
-        case .engine(let event): return .engine(event)
-        case .openStreamRefused(let descriptor, let message): return .openStreamRefused(descriptor, message: message)
-        case .closeStream(let id): return .closeStream(id)
-        case .setStreamVolume(let id, let volume): return .setStreamVolume(id, volume)
-        case .ignoredRelease(let owner, let what, let cause):
-            return .ignoredRelease(owner: owner, what: what, cause: cause)
-        case .rejected(let error): return .rejected(error)
-        case .activationOutcome(let configuration, let refused):
-            return .activationOutcome(configuration, refused: refused)
-        case .captureOutcome(let refused): return .captureOutcome(refused: refused)
-        case .unitReleased(let owner, let reason): return .unitReleased(owner: owner, reason: reason)
-        case .close: return .close
+        switch outcome {
+        case .rejected(let error): SessionInput(.rejected(error))
+        case .lease(let id), .duck(let id, _, _): SessionInput(self, handedOut: .lease(id))
+        case .opened(let id): SessionInput(self, handedOut: .stream(id))
+        case .applied, .ignored, .refused: SessionInput(self)
         }
     }
 }

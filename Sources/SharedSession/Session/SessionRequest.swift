@@ -1,22 +1,23 @@
-/// What a caller asks of the session: the one thing ``SessionState/apply(_:at:)`` takes.
+/// What a caller asks of the session: the one thing the session's state takes, each call, platform
+/// event and engine event as one value.
 ///
-/// A request carries no id the state gives. An acquire, a duck and a stream's opening are given
-/// their ids by the state, in the step's ``SessionState/Outcome``; the road then records the request
-/// with them, once, as the ``SessionInput`` the observers get (``recorded(as:)``). A replay turns each
-/// record back into its request (``init(replaying:)``) and checks that the state gives the recorded
-/// ids again.
-enum SessionRequest: Sendable, Hashable {
-    /// ``SharedSession/acquire(_:owner:)``.
+/// A request carries no id the state gives: an acquire, a duck and a stream's opening are given
+/// their ids by the state. A ``SessionInput`` is a request with what the state handed out for it, as
+/// the session's observers (a recorder) receive it; a replay sends each recorded request again and
+/// checks that the state hands out the recorded ids.
+public enum SessionRequest: Sendable, Hashable {
+    /// ``SharedSession/acquire(_:owner:)`` (the lease's id is handed out by the state).
     case acquire(AudioSessionType, owner: String)
     /// A session lease released (`dropped`: let go of without `release()`).
     case releaseLease(LeaseID, dropped: Bool)
-    /// ``SharedSession/duck(_:)``, or one of its shorthands.
+    /// ``SharedSession/duck(_:)``, or one of its shorthands (the lease's id is handed out by the state,
+    /// unless it refuses the request).
     case duck(DuckRequest)
     /// A duck or pause lease released (`dropped`: let go of without `release()`).
     case releaseDuck(LeaseID, dropped: Bool)
     /// Release the ducks whose deadline is due.
     case expireDeadlines
-    /// ``SharedSession/setMainVolume(_:)``.
+    /// ``SharedSession/setMainVolume(_:)`` accepted.
     case setMainVolume(Float)
     /// ``SharedSession/play()``.
     case play
@@ -30,7 +31,7 @@ enum SessionRequest: Sendable, Hashable {
     case system(SystemEvent)
     /// An event the engine reported.
     case engine(EngineEvent)
-    /// A stream the engine opened, at the id ``SessionState/opening(_:isMain:volume:)`` gave it.
+    /// A stream the engine opened (its id is handed out by the state).
     case openStream(StreamDescriptor, owner: String?, volume: Float, isMain: Bool)
     /// A stream the engine refused to open: it spends the id it was given.
     case openStreamRefused(StreamDescriptor, message: String)
@@ -38,7 +39,7 @@ enum SessionRequest: Sendable, Hashable {
     case closeStream(StreamID)
     /// Set a stream's own volume.
     case setStreamVolume(StreamID, Float)
-    /// A release with nothing to release.
+    /// A release with nothing to release (a second release, an unbalanced disable call).
     case ignoredRelease(owner: String, what: String, cause: EventCause)
     /// A refusal decided outside the state (the engine refused a stream, the stream named is not
     /// open, the session is closed), or a recorded one replayed: reported and recorded as it is.
@@ -76,37 +77,6 @@ extension SessionRequest {
             try SessionError.checkUnitInterval(volume, name: "stream volume")
         default:
             break
-        }
-    }
-
-    /// The request a recorded input was made of, without the ids the state gave it.
-    init(replaying record: SessionInput) {
-        switch record {
-        case .acquire(let type, let owner, _): self = .acquire(type, owner: owner)
-        case .releaseLease(let id, let dropped): self = .releaseLease(id, dropped: dropped)
-        case .duck(let request, _): self = .duck(request)
-        case .releaseDuck(let id, let dropped): self = .releaseDuck(id, dropped: dropped)
-        case .expireDeadlines: self = .expireDeadlines
-        case .setMainVolume(let volume): self = .setMainVolume(volume)
-        case .play: self = .play
-        case .pause: self = .pause
-        case .suspend(let renderAnyway): self = .suspend(renderAnyway: renderAnyway)
-        case .wakeFromSuspend: self = .wakeFromSuspend
-        case .system(let event): self = .system(event)
-        case .engine(let event): self = .engine(event)
-        case .openStream(let descriptor, let owner, let volume, let isMain, _):
-            self = .openStream(descriptor, owner: owner, volume: volume, isMain: isMain)
-        case .openStreamRefused(let descriptor, let message): self = .openStreamRefused(descriptor, message: message)
-        case .closeStream(let id): self = .closeStream(id)
-        case .setStreamVolume(let id, let volume): self = .setStreamVolume(id, volume)
-        case .ignoredRelease(let owner, let what, let cause):
-            self = .ignoredRelease(owner: owner, what: what, cause: cause)
-        case .rejected(let error): self = .rejected(error)
-        case .activationOutcome(let configuration, let refused):
-            self = .activationOutcome(configuration, refused: refused)
-        case .captureOutcome(let refused): self = .captureOutcome(refused: refused)
-        case .unitReleased(let owner, let reason): self = .unitReleased(owner: owner, reason: reason)
-        case .close: self = .close
         }
     }
 }
