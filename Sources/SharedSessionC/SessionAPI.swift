@@ -20,8 +20,8 @@ public func lastErrorMessage() -> UnsafePointer<CChar> {
     LastError.current
 }
 
-/// Starts a session on `engine` (a `sharedsession_engine`), named `application_name` in the sound server; writes its handle.
-/// On PipeWire with no daemon reachable it returns `engineUnavailable` with the daemon's error as
+/// Starts a session on `engine` (a `sharedsession_engine`), named `applicationName` in the sound
+/// server; writes its handle. On PipeWire with no daemon reachable it returns `engineUnavailable` with the daemon's error as
 /// the message (where it looked, how to start one): start on the offline engine then.
 @c(sharedsession_start)
 public func start(

@@ -24,7 +24,7 @@ public func openMainMedia(_ session: UInt64, _ path: UnsafePointer<CChar>?, _ st
 }
 
 /// Renders `milliseconds` of the session on the offline engine, at once; writes the main stream's
-/// level over the last 100 ms in dBFS (-200 for silence or no main stream) if `main_level_dbfs` is
+/// level over the last 100 ms in dBFS (-200 for silence or no main stream) if `mainLevel` is
 /// not NULL. On another engine it returns `notOffline`: that engine plays in real time by itself.
 @c(sharedsession_render)
 public func render(_ session: UInt64, _ milliseconds: Int32, _ mainLevel: UnsafeMutablePointer<Double>?) -> Status {
