@@ -38,13 +38,15 @@ static uint64_t start(void) {
 }
 
 // Each of 8 threads takes and gives back leases and ducks, reads the snapshot, while the main thread
-// closes the session under them: every call returns ok, or invalidHandle once the session is gone.
+// closes the session under them: every call returns ok, or invalidHandle once the session is gone
+// (sessionClosed for a call that reached the session as it closed).
 static uint64_t shared_session;
 static atomic_int other_statuses;
 static atomic_int stale_statuses;
 
 static void tally(sharedsession_status status) {
-    if (status == sharedsession_statusInvalidHandle) atomic_fetch_add(&stale_statuses, 1);
+    if (status == sharedsession_statusInvalidHandle || status == sharedsession_statusSessionClosed)
+        atomic_fetch_add(&stale_statuses, 1);
     else if (status != sharedsession_statusOk) atomic_fetch_add(&other_statuses, 1);
 }
 
