@@ -112,6 +112,10 @@ int main(void) {
     expect(sharedsession_render(session, -5, NULL), sharedsession_statusInvalidArgument, "render -5 ms");
     expect(sharedsession_open_main_media(session, "/nonexistent.mkv", &handle), sharedsession_statusFileError,
            "open a missing file");
+    expect(sharedsession_adopt_main(session, 0, NULL, &handle), sharedsession_statusInvalidArgument,
+           "adopt with no rule");
+    expect(sharedsession_adopt_main(session, 1, NULL, &handle), sharedsession_statusNeedsPipeWire,
+           "adopt on the offline engine");
     expect(sharedsession_handle_event(session, 99), sharedsession_statusInvalidArgument,
            "an event number that does not exist");
 

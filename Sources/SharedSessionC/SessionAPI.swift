@@ -5,7 +5,7 @@ import SharedSessionPipeWire
 
 // The session's life, its events and its state: the calls a host makes first and last.
 
-private let versionString: StaticString = "0.1.0"
+private let versionString: StaticString = "0.2.0"
 
 /// The library's version, "major.minor.patch"; a static string, never freed.
 @c(sharedsession_version)

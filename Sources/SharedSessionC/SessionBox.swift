@@ -9,6 +9,8 @@ final class SessionBox: Sendable {
     let pump: EventPump
     /// The main stream's id, for the level `sharedsession_render` reports.
     let main = Mutex<StreamID?>(nil)
+    /// Adopts other clients' nodes, made at the first `sharedsession_adopt_main`.
+    let adoption = Mutex<NodeAdoption?>(nil)
 
     init(session: SharedSession, engine: any AudioEngine, pump: EventPump) {
         self.session = session
@@ -32,6 +34,7 @@ final class SessionBox: Sendable {
             }
         }
         session.close()
+        adoption.withLock { $0 = nil }
         (engine as? PipeWireEngine)?.shutdown()
         pump.stop()
     }

@@ -13,6 +13,8 @@ public enum Status: Int32, Sendable {
     case invalidArgument = 3
     /// The call needs the offline engine (rendering by hand) and the session runs on another.
     case notOffline = 4
+    /// The call needs the PipeWire engine (adopting another client's nodes) and the session runs offline.
+    case needsPipeWire = 5
     /// The session's own error: see the message.
     case sessionError = 100
     case engineUnavailable = 101

@@ -1,6 +1,7 @@
 import Foundation
 import SharedSession
 import SharedSessionMedia
+import SharedSessionPipeWire
 import SharedSessionRemote
 
 // The main stream from a media file, rendering on the offline engine, and serving units.
@@ -19,6 +20,40 @@ public func openMainMedia(_ session: UInt64, _ path: UnsafePointer<CChar>?, _ st
             try box.session.openMainStream(source: try MediaFileSource(path: file, startsPlaying: true))
         }
         box.main.withLock { $0 = handle.id }
+        out.pointee = try SharedSessionC.file(.stream(handle), in: session) { handle.close() }
+    }
+}
+
+/// Makes the nodes of another PipeWire client the main stream (a GStreamer, mpv or VLC player's): those
+/// of the process `processID` and its children (0: any process), whose `application.name` is
+/// `applicationName` (NULL: any); at least one of the two. Ducks, the host's volume and pauses then act
+/// on the player's own nodes; releasing the stream gives them back their volume. Writes the stream's
+/// handle; on the offline engine returns `needsPipeWire`.
+@c(sharedsession_adopt_main)
+public func adoptMain(
+    _ session: UInt64, _ processID: Int32, _ applicationName: UnsafePointer<CChar>?,
+    _ stream: UnsafeMutablePointer<UInt64>?
+) -> Status {
+    call { () throws(CallError) in
+        let out = try output(stream, "stream")
+        let name = try applicationName.map { (pointer) throws(CallError) in try string(pointer, "applicationName") }
+        var criteria: [AdoptionRule.Criterion] = []
+        if processID != 0 { criteria.append(.processID(processID, includingChildren: true)) }
+        if let name { criteria.append(.applicationName(name)) }
+        guard !criteria.isEmpty else { throw .invalidArgument("pass a process id, an application name, or both") }
+        let box = try HandleTable.shared.session(session)
+        guard let engine = box.engine as? PipeWireEngine else {
+            throw CallError(status: .needsPipeWire, message: "the session plays offline: adopt nodes on PipeWire")
+        }
+        let handle = try SharedSessionC.session { () throws(SessionError) in
+            let adoption = try box.adoption.withLock { (adoption) throws(SessionError) in
+                if let adoption { return adoption }
+                let made = try NodeAdoption(session: box.session, engine: engine)
+                adoption = made
+                return made
+            }
+            return try adoption.adoptMain(AdoptionRule(criteria: criteria))
+        }
         out.pointee = try SharedSessionC.file(.stream(handle), in: session) { handle.close() }
     }
 }

@@ -41,6 +41,8 @@ typedef SWIFT_ENUM_NAMED(int32_t, sharedsession_status, "Status", closed) {
   sharedsession_statusInvalidArgument = 3,
 /// The call needs the offline engine (rendering by hand) and the session runs on another.
   sharedsession_statusNotOffline = 4,
+/// The call needs the PipeWire engine (adopting another client’s nodes) and the session runs offline.
+  sharedsession_statusNeedsPipeWire = 5,
 /// The session’s own error: see the message.
   sharedsession_statusSessionError = 100,
   sharedsession_statusEngineUnavailable = 101,
@@ -59,6 +61,13 @@ typedef SWIFT_ENUM_NAMED(int32_t, sharedsession_status, "Status", closed) {
 /// Takes a session lease of <code>type</code> (a <code>sharedsession_lease_type</code>) for <code>owner</code>; writes its handle. Release it with
 /// <code>sharedsession_release</code>.
 SWIFT_EXTERN SWIFT_ENUM_TAG sharedsession_status sharedsession_acquire(uint64_t session, int32_t type, char const * _Nullable owner, uint64_t * _Nullable lease) SWIFT_NOEXCEPT SWIFT_WARN_UNUSED_RESULT;
+
+/// Makes the nodes of another PipeWire client the main stream (a GStreamer, mpv or VLC player’s): those
+/// of the process <code>processID</code> and its children (0: any process), whose <code>application.name</code> is
+/// <code>applicationName</code> (NULL: any); at least one of the two. Ducks, the host’s volume and pauses then act
+/// on the player’s own nodes; releasing the stream gives them back their volume. Writes the stream’s
+/// handle; on the offline engine returns <code>needsPipeWire</code>.
+SWIFT_EXTERN SWIFT_ENUM_TAG sharedsession_status sharedsession_adopt_main(uint64_t session, int32_t processID, char const * _Nullable applicationName, uint64_t * _Nullable stream) SWIFT_NOEXCEPT SWIFT_WARN_UNUSED_RESULT;
 
 /// Ducks the main stream for <code>owner</code> to the host’s volume × <code>level</code> (0 through 1), or by the
 /// policy’s level when <code>level</code> is negative; writes the duck’s handle.
