@@ -139,7 +139,7 @@ public func gains(
 /// already, returns `invalidArgument` and is left alone; NULL does nothing.
 @c(sharedsession_free)
 @discardableResult
-public func free(_ string: UnsafeMutablePointer<CChar>?) -> Status {
+public func freeString(_ string: UnsafeMutablePointer<CChar>?) -> Status {
     call { () throws(CallError) in
         guard let string else { return }
         guard handedOut.withLock({ $0.remove(UInt(bitPattern: string)) }) != nil else {
