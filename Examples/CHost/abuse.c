@@ -119,6 +119,16 @@ int main(void) {
     expect(sharedsession_handle_event(session, 99), sharedsession_statusInvalidArgument,
            "an event number that does not exist");
 
+    // The platform's events and a route change, as a host passes them; NULL outputs are allowed there.
+    expect(sharedsession_handle_event(session, sharedsession_platform_eventInterruptionBegan), sharedsession_statusOk,
+           "interruption began");
+    expect(sharedsession_handle_event(session, sharedsession_platform_eventInterruptionEndedResume),
+           sharedsession_statusOk, "interruption ended");
+    expect(sharedsession_route_changed(session, "newDeviceAvailable", NULL, "headphones"), sharedsession_statusOk,
+           "route changed");
+    expect(sharedsession_route_changed(session, NULL, NULL, NULL), sharedsession_statusInvalidArgument,
+           "route changed with no reason");
+
     // Double release, the wrong kind of handle, a string freed twice.
     uint64_t lease = 0, duck = 0;
     expect(sharedsession_acquire(session, sharedsession_lease_typeVoice, "unit", &lease), sharedsession_statusOk,
