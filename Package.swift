@@ -149,6 +149,17 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The C API (libsharedsession.so): `@c` functions over the session, PipeWire, media files and
+        // the socket server, for hosts in any language. Scripts/build-clib builds it as a C library.
+        .target(
+            name: "SharedSessionC",
+            dependencies: [
+                "SharedSession", "SharedSessionCoding", "SharedSessionPipeWire", "SharedSessionMedia",
+                "SharedSessionRemote",
+            ],
+            exclude: ["Export"],
+            swiftSettings: strict
+        ),
         // The unit the remote tests spawn as a real process: it connects, follows a script of calls
         // read from its arguments and stdin, and reports what it saw on stdout.
         .executableTarget(
@@ -208,8 +219,36 @@ let package = Package(
 if Context.environment["SHAREDSESSION_OFFLINE_ONLY"] == "1" {
     let online: Set<String> = [
         "SharedSessionPipeWire", "CPipeWire", "CPipeWireShim", "SharedSessionPipeWireTests", "minimal-host",
-        "adopting-host", "CEchoRaceWidener", "echo-churn",
+        "adopting-host", "CEchoRaceWidener", "echo-churn", "SharedSessionC",
     ]
     package.targets.removeAll { online.contains($0.name) }
     package.products.removeAll { online.contains($0.name) }
+}
+
+// The C library: Scripts/build-clib sets SHAREDSESSION_CLIB to the folder it builds into. Then the
+// C API's target also writes its generated header there, and a shared library product links it with
+// the Swift runtime inside (no Swift needed at run time), a SONAME, and only the C API's symbols
+// exported (Export/sharedsession.map). Unsafe flags, so only then: apps depending on this package
+// never see them.
+if let folder = Context.environment["SHAREDSESSION_CLIB"], !folder.isEmpty,
+    let target = package.targets.first(where: { $0.name == "SharedSessionC" })
+{
+    let exports = "\(Context.packageDirectory)/Sources/SharedSessionC/Export/sharedsession.map"
+    target.swiftSettings = strict + [.unsafeFlags(["-emit-clang-header-path", "\(folder)/sharedsession.h"])]
+    // lld: it honours the version script for every symbol (gold left thousands of local Swift symbols in
+    // the dynamic table) and finds archive members in any order. The Foundation archives are named:
+    // with -static-stdlib the driver links only the standard library's, and `-z defs` makes any symbol
+    // left undefined a link error here rather than in the host's link.
+    let foundation = [
+        "Foundation", "CoreFoundation", "FoundationEssentials", "FoundationInternationalization", "_FoundationCShims",
+        "_FoundationCollections", "_FoundationICU",
+    ]
+    target.linkerSettings = [
+        .unsafeFlags(
+            ["-static-stdlib", "-use-ld=lld"] + foundation.map { "-l\($0)" } + [
+                "-Xlinker", "-z", "-Xlinker", "defs", "-Xlinker", "-soname=libsharedsession.so.0",
+                "-Xlinker", "--version-script=\(exports)",
+            ])
+    ]
+    package.products.append(.library(name: "sharedsession", type: .dynamic, targets: ["SharedSessionC"]))
 }
