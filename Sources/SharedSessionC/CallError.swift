@@ -72,7 +72,7 @@ func output<T>(_ pointer: UnsafeMutablePointer<T>?, _ name: String) throws(CallE
 
 /// The strings handed out and not yet freed: `sharedsession_free` frees only these, so a string
 /// freed twice or a pointer the library never gave is an error, not a heap corruption.
-let handedOut = Mutex(Set<UInt>())
+let handedOut = Locked(Set<UInt>())
 
 /// A copy of `text` the caller frees with `sharedsession_free`.
 func duplicate(_ text: String) -> UnsafeMutablePointer<CChar> {

@@ -28,9 +28,9 @@ final class EventPump: SharedSessionDelegate, Sendable {
 
     /// The session's handle, passed to the callback: set once the table has filed the session.
     let handle = Atomic<UInt64>(0)
-    private let queue = Mutex(Queue())
+    private let queue = Locked(Queue())
     private let wakeup = DispatchSemaphore(value: 0)
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Locked<pthread_t?>(nil)
     private static let encoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys

@@ -37,7 +37,7 @@ final class HandleTable: Sendable {
 
     static let shared = HandleTable()
 
-    private let storage = Mutex(Storage())
+    private let storage = Locked(Storage())
 
     /// Files `object` under a new handle, unless its session was closed meanwhile (`owner` nil: the
     /// object is a session of its own).

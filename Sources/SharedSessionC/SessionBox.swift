@@ -8,9 +8,9 @@ final class SessionBox: Sendable {
     let engine: any AudioEngine
     let pump: EventPump
     /// The main stream's id, for the level `sharedsession_render` reports.
-    let main = Mutex<StreamID?>(nil)
+    let main = Locked<StreamID?>(nil)
     /// Adopts other clients' nodes, made at the first `sharedsession_adopt_main`.
-    let adoption = Mutex<NodeAdoption?>(nil)
+    let adoption = Locked<NodeAdoption?>(nil)
 
     init(session: SharedSession, engine: any AudioEngine, pump: EventPump) {
         self.session = session

@@ -168,5 +168,10 @@ extension RealtimeRenderTests {
             "SharedSessionRecording/SessionRecorder.swift", "queue.sync { write() }",
             "flush() and stop(): the host waits for the recording's file writes; never under the session's locks"
         ),
+        (
+            "SharedSessionC/EventPump.swift", "DispatchSemaphore(value: 0)",
+            "the C API's event thread sleeps on it until the session's delegate queues an event; events are "
+                + "delivered off the render path, and the signal never waits"
+        ),
     ]
 }
