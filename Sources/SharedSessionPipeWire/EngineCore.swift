@@ -20,8 +20,6 @@ final class EngineCore {
         let descriptor: StreamDescriptor
         let renderer: StreamRenderer
         var node: PipeWireStream?
-        /// Whether a loudness duck on it was reported set and not yet removed.
-        var loudnessReported = false
     }
 
     private let loop: UnsafeMutablePointer<pw_loop>
@@ -48,6 +46,8 @@ final class EngineCore {
     private var wakeSource: UnsafeMutablePointer<spa_source>?
 
     private(set) var streams: [StreamID: OpenStream] = [:]
+    /// Which loudness-duck readings of the streams were reported.
+    private var loudnessReports = LoudnessDuckReports()
     /// Nodes of closed streams fading out over their renderer's de-click time: destroyed once the
     /// renderer is silent, or at the deadline whatever happens.
     private var closing: [(node: PipeWireStream, renderer: StreamRenderer, deadline: ContinuousClock.Instant)] = []
@@ -236,6 +236,7 @@ final class EngineCore {
         }
         if let event = quantum.read(shared.quantum.load(ordering: .relaxed), at: now) { delivery.emit(event) }
         readLatencies()
+        reportLoudnessDucks()
         for id in streams.keys.sorted() {
             guard let node = streams[id]?.node else { continue }
             if let fault = node.health.check(at: now) { delivery.emit(.streamFault(stream: id, reason: fault)) }
@@ -266,7 +267,7 @@ final class EngineCore {
         if let adoptionDue = adoptionDue(after: now) { due.append(adoptionDue) }
         if let echoDue = echo.nextDue { due.append(echoDue) }
         // A loudness duck's depth is reported as it moves: looked at every 100 ms, its step.
-        if streams.values.contains(where: { $0.renderer.loudnessDuck != nil || $0.loudnessReported }) {
+        if streams.contains(where: { $0.value.renderer.loudnessDuck != nil || loudnessReports.isOn($0.key) }) {
             due.append(lastHousekeeping + Self.loudnessCheckInterval)
         }
         timer.arm(for: due.min())
@@ -286,11 +287,14 @@ final class EngineCore {
         if let node = bus.node {
             for event in latency.readRefusals(node.timing, of: bus.memberIDs) { delivery.emit(event) }
         }
+    }
+
+    /// Reports each stream's loudness duck that was set or removed, or whose depth moved by a report's
+    /// step, since the last look (``LoudnessDuckReports``).
+    private func reportLoudnessDucks() {
         for id in streams.keys.sorted() {
             guard let renderer = streams[id]?.renderer else { continue }
-            let (changed, reading) = renderer.takeLoudnessDuckChange()
-            streams[id]?.loudnessReported = reading != nil
-            if changed { delivery.emit(.loudnessDuckChanged(stream: id, reading: reading)) }
+            if let event = loudnessReports.event(for: renderer.loudnessDuck, of: id) { delivery.emit(event) }
         }
     }
 
@@ -330,6 +334,7 @@ final class EngineCore {
             try openNode(for: id)
         } catch {
             streams[id] = nil
+            loudnessReports.forget(id)
             closeOnBus(id)
             throw error
         }
@@ -348,6 +353,7 @@ final class EngineCore {
             }
         }
         streams[id] = nil
+        loudnessReports.forget(id)
         latency.forget(id)
         closeOnBus(id)
         reschedule()

@@ -25,7 +25,7 @@ public enum EngineEvent: Sendable, Hashable {
     /// the figure and why it was refused.
     case outputLatencyRejected(stream: StreamID, reason: String)
     /// The loudness duck on a stream (the main stream) was set or removed, or its depth moved by
-    /// ``StreamRenderer/loudnessReportStep`` dB or more since the last report: `reading` is what its
+    /// ``LoudnessDuckReading/reportStep`` dB or more since the last report: `reading` is what its
     /// render side measured (``StreamControl/loudnessDuck``), `nil` once no loudness duck is set.
     case loudnessDuckChanged(stream: StreamID, reading: LoudnessDuckReading?)
     /// A stream that other processes play and that ducks the main stream while it plays (an overlay

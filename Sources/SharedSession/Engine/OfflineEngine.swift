@@ -53,6 +53,7 @@ public final class OfflineEngine: AudioEngine {
         var handler: (@Sendable (EngineEvent) -> Void)?
         var recording: [Float]?
         var framesRendered = 0
+        var loudnessReports = LoudnessDuckReports()
     }
 
     private let streams = Locked(Streams())
@@ -141,6 +142,7 @@ public final class OfflineEngine: AudioEngine {
             streams.renderers[id] = nil
             streams.descriptors[id] = nil
         }
+        control.withLock { $0.loudnessReports.forget(id) }
     }
 
     public func setSuspended(_ suspended: Bool) {
@@ -229,10 +231,10 @@ public final class OfflineEngine: AudioEngine {
             control.recording?.append(contentsOf: mix)
         }
         // A loudness duck that was set, removed or moved by a dB in this quantum is reported after it.
-        for (id, renderer) in active {
-            let (changed, reading) = renderer.takeLoudnessDuckChange()
-            if changed { handler?(.loudnessDuckChanged(stream: id, reading: reading)) }
+        let reports = control.withLock { control in
+            active.compactMap { id, renderer in control.loudnessReports.event(for: renderer.loudnessDuck, of: id) }
         }
+        for event in reports { handler?(event) }
         return RenderedAudio(frames: frames, mix: mix, stems: stems)
     }
 

@@ -20,10 +20,7 @@ final class LoudnessFollower: @unchecked Sendable {
 
     // Control side to render side. Each slot packed: the margin's bits high (NaN: no slot), the
     // deepest level's low.
-    private let slot0 = Atomic<UInt64>(LoudnessFollower.pack(nil))
-    private let slot1 = Atomic<UInt64>(LoudnessFollower.pack(nil))
-    private let slot2 = Atomic<UInt64>(LoudnessFollower.pack(nil))
-    private let slot3 = Atomic<UInt64>(LoudnessFollower.pack(nil))
+    private let packedSlots = AtomicSlots(empty: LoudnessFollower.pack(nil))
     private let windowSteps = Atomic<Int>(30)
     private let shallowestBits = Atomic<UInt32>(Float(0).bitPattern)
     private let deepenBits = Atomic<UInt32>(Float(20).bitPattern)
@@ -37,9 +34,6 @@ final class LoudnessFollower: @unchecked Sendable {
     private let depthBits = Atomic<UInt32>(Float(0).bitPattern)
     private let mainBits = Atomic<UInt32>((-Float.infinity).bitPattern)
     private let sourceBits = Atomic<UInt32>((-Float.infinity).bitPattern)
-    /// What ``takeChange()`` last reported: on, and the depth.
-    private let reportedOn = Atomic<Bool>(false)
-    private let reportedDepthBits = Atomic<UInt32>(Float(0).bitPattern)
 
     // Render side only.
     private let meter: LoudnessMeter?
@@ -95,13 +89,7 @@ final class LoudnessFollower: @unchecked Sendable {
     /// Publishes the slots (one per followed meter, in order), the policy and the host's volume; the
     /// render side picks them up at the renderer's next generation.
     func set(_ following: LoudnessFollowing, meterCount: Int, frameRate: Int) {
-        let packed = (0..<StreamRenderer.maximumFollowed).map { index in
-            Self.pack(index < min(meterCount, following.slots.count) ? following.slots[index] : nil)
-        }
-        slot0.store(packed[0], ordering: .relaxed)
-        slot1.store(packed[1], ordering: .relaxed)
-        slot2.store(packed[2], ordering: .relaxed)
-        slot3.store(packed[3], ordering: .relaxed)
+        packedSlots.store(following.slots.prefix(min(meterCount, AtomicSlots.count)).map(Self.pack))
         let policy = following.policy
         let rate = Float(frameRate)
         windowSteps.store(policy.window.steps, ordering: .relaxed)
@@ -122,33 +110,13 @@ final class LoudnessFollower: @unchecked Sendable {
             mainLoudness: main.isFinite ? main : nil, sourceLoudness: source.isFinite ? source : nil)
     }
 
-    /// The reading if it changed since the last call that reported one: set or removed, its depth moved
-    /// by `step` dB or more, or back at 0 (the duck released). One caller at a time.
-    func takeChange(step: Float) -> (changed: Bool, reading: LoudnessDuckReading?) {
-        let reading = self.reading
-        let wasOn = reportedOn.load(ordering: .relaxed)
-        let reported = Float(bitPattern: reportedDepthBits.load(ordering: .relaxed))
-        let changed: Bool
-        if let reading {
-            changed = !wasOn || abs(reading.depth - reported) >= step || (reading.depth == 0 && reported != 0)
-        } else {
-            changed = wasOn
-        }
-        guard changed else { return (false, reading) }
-        reportedOn.store(reading != nil, ordering: .relaxed)
-        reportedDepthBits.store((reading?.depth ?? 0).bitPattern, ordering: .relaxed)
-        return (true, reading)
-    }
-
     // MARK: Render side
 
     /// Picks up what ``set(_:meterCount:frameRate:)`` published; `heard` is whether the duck is heard
     /// now (the voice-activity mix above 0), `rampFrames` the attack and release in frames.
     func pickUp(hasMeters: Bool, heard: Bool, attackFrames: Float, releaseFrames: Float) {
-        slots = (
-            Self.unpack(slot0.load(ordering: .relaxed)), Self.unpack(slot1.load(ordering: .relaxed)),
-            Self.unpack(slot2.load(ordering: .relaxed)), Self.unpack(slot3.load(ordering: .relaxed))
-        )
+        let packed = packedSlots.load()
+        slots = (Self.unpack(packed.0), Self.unpack(packed.1), Self.unpack(packed.2), Self.unpack(packed.3))
         let wasActive = isActive
         isActive = hasMeters && (!slots.0.0.isNaN || !slots.1.0.isNaN || !slots.2.0.isNaN || !slots.3.0.isNaN)
         steps = windowSteps.load(ordering: .relaxed)

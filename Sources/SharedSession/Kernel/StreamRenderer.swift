@@ -1,7 +1,11 @@
 import Synchronization
 
-/// The real-time render kernel of one stream: pulls its source, ramps its gain per sample, and
+/// The real-time render kernel of one stream: pulls its source, applies its gain per sample, and
 /// writes or adds the result to an output buffer.
+///
+/// Three stages shape the gain, each a type of its own, composed here: the stream's own gain and its
+/// de-click fade (``GainRamp``), the voice-activity duck (`ActivityFollower`) and the loudness duck
+/// (`LoudnessFollower`). The lowest level wins: the ducks only ever lower the stream's own gain.
 ///
 /// Both engines use it: the offline engine mixes several into one buffer, the PipeWire engine runs
 /// one per `pw_stream` in that stream's process callback. The control side (``setGain(_:rampFrames:)``,
@@ -36,30 +40,21 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
 
     /// Hears what the stream plays, for voice-activity ducks of other streams that follow it; it
     /// measures from the first ``activityMeter()`` call on.
-    private let activity: ActivityMeter
+    private let playedActivity: ActivityMeter
     private let metersActivity = Atomic<Bool>(false)
 
     /// The most activity sources one stream follows.
-    public static let maximumFollowed = 4
+    public static let maximumFollowed = AtomicSlots.count
 
     private let scratch: UnsafeMutablePointer<Float>
     private let scratchFrames: Int
 
-    // Control side to render side.
+    // Control side to render side: the stream's gain, the frames to ramp to it, and a generation
+    // bumped after both are stored; paused.
     private let targetGainBits: Atomic<UInt32>
     private let rampFrameCount = Atomic<Int>(0)
     private let gainGeneration = Atomic<UInt64>(0)
     private let pausedFlag: Atomic<Bool>
-    // The voice-activity duck: meters as unretained pointers (kept alive by whoever set them, see
-    // ``setActivityDuck(gain:following:attack:release:)``), the ducked gain and the ramp lengths.
-    private let followed0 = Atomic<UInt>(0)
-    private let followed1 = Atomic<UInt>(0)
-    private let followed2 = Atomic<UInt>(0)
-    private let followed3 = Atomic<UInt>(0)
-    private let activityGainBits = Atomic<UInt32>(Float(1).bitPattern)
-    private let activityAttackFrames = Atomic<Int>(960)
-    private let activityReleaseFrames = Atomic<Int>(19_200)
-    private let followGeneration = Atomic<UInt64>(0)
 
     // Render side to control side.
     private let currentGainBits: Atomic<UInt32>
@@ -69,33 +64,14 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     /// The route's latency the engine last measured for this stream, in nanoseconds; -1: not yet.
     private let latencyNanoseconds = Atomic<Int>(-1)
 
-    // Render side only.
-    private var gain: Float
-    private var target: Float
-    // A ramp is computed from its start, not accumulated sample by sample, so it never overshoots.
-    private var rampStart: Float = 0
-    private var rampLength = 0
-    private var rampPosition = 0
+    // Render side only: the stages, and the frames of the last render call (the quantum already
+    // queued when a new ramp is picked up).
+    private var ramp: GainRamp
     private var seenGeneration: UInt64 = 0
-    private var runGain: Float
-    // Frames of the last render call: the quantum already queued when a new ramp is picked up.
     private var lastFrames = 0
-    // The voice-activity duck, render side: the meters followed, the last block read from each (a
-    // block read twice is stale: its writer stopped), the ducked gain, and how far the stream is into
-    // the duck (0: not at all, 1: at min(gain, ducked gain)), moving over the attack and the release.
-    private var meters: (UInt, UInt, UInt, UInt) = (0, 0, 0, 0)
-    private var meterBlocks: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    private var seenFollowGeneration: UInt64 = 0
-    private var activityGain: Float = 1
-    private var activityAttackStep: Float = 1
-    private var activityReleaseStep: Float = 1
-    private var activityMix: Float = 0
-    // The ducked gain heard now: a new one (the host changed its volume during speech) is reached over
-    // the attack going down and the release going up, never stepped.
-    private var duckedNow: Float = 1
-    private var duckedStep: Float = 0
-    private var spans: (Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0)
-    /// The loudness duck: its own stage, fed the source before the gain.
+    /// The voice-activity duck.
+    private let activity = ActivityFollower()
+    /// The loudness duck, fed the source before the gain.
     private let loudness: LoudnessFollower
 
     /// Creates the kernel for a stream that starts at `gain`, paused or playing.
@@ -119,10 +95,8 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         self.currentGainBits = Atomic(gain.bitPattern)
         self.pausedFlag = Atomic(paused)
         self.audibleFlag = Atomic(!paused)
-        self.gain = gain
-        self.target = gain
-        self.runGain = paused ? 0 : 1
-        self.activity = ActivityMeter(format: format)
+        self.ramp = GainRamp(gain: gain, playing: !paused, declickFrames: declickFrames)
+        self.playedActivity = ActivityMeter(format: format)
         self.loudness = LoudnessFollower(format: format)
     }
 
@@ -155,7 +129,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     /// measures its output from this call on.
     public func activityMeter() -> ActivityMeter? {
         metersActivity.store(true, ordering: .relaxed)
-        return activity
+        return playedActivity
     }
 
     /// Makes the stream go down to `gain` (or stay at its own gain if that is lower: the lowest level
@@ -181,18 +155,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         release: Duration
     ) {
         self.loudness.set(loudness, meterCount: min(meters.count, Self.maximumFollowed), frameRate: format.sampleRate)
-        let pointers = meters.prefix(Self.maximumFollowed).map {
-            UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque())
-        }
-        followed0.store(pointers.count > 0 ? pointers[0] : 0, ordering: .relaxed)
-        followed1.store(pointers.count > 1 ? pointers[1] : 0, ordering: .relaxed)
-        followed2.store(pointers.count > 2 ? pointers[2] : 0, ordering: .relaxed)
-        followed3.store(pointers.count > 3 ? pointers[3] : 0, ordering: .relaxed)
-        // Unfollowed, the stream comes back from the ducked gain it had: only the duck's depth moves.
-        if !pointers.isEmpty { activityGainBits.store(gain.bitPattern, ordering: .relaxed) }
-        activityAttackFrames.store(max(1, format.frames(in: attack)), ordering: .relaxed)
-        activityReleaseFrames.store(max(1, format.frames(in: release)), ordering: .relaxed)
-        followGeneration.add(1, ordering: .releasing)
+        activity.set(gain: gain, following: meters, attack: attack, release: release, format: format)
     }
 
     /// Whether the stream measures what it plays for another stream's voice-activity duck (since an
@@ -202,7 +165,7 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
 
     /// Whether the stream follows other streams' activity: an engine that renders several streams in
     /// turn renders these last, so they hear the others' activity in the same quantum.
-    public var followsActivity: Bool { followed0.load(ordering: .relaxed) != 0 }
+    public var followsActivity: Bool { activity.isFollowing }
 
     /// The gain the render side reached at the end of its last call.
     public var currentGain: Float { Float(bitPattern: currentGainBits.load(ordering: .relaxed)) }
@@ -242,17 +205,6 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
     /// released.
     public var loudnessDuck: LoudnessDuckReading? { loudness.reading }
 
-    /// The loudness duck if it changed since the last call that reported one: it was set or removed,
-    /// its depth moved by ``loudnessReportStep`` dB or more, or it came back to 0 (released). For the
-    /// engine's control side, to report ``EngineEvent/loudnessDuckChanged(stream:reading:)``; one
-    /// caller at a time.
-    public func takeLoudnessDuckChange() -> (changed: Bool, reading: LoudnessDuckReading?) {
-        loudness.takeChange(step: Self.loudnessReportStep)
-    }
-
-    /// How far, in dB, a loudness duck's depth moves before it is reported again.
-    public static let loudnessReportStep: Float = 1
-
     // MARK: Render side
 
     /// Renders `frames` frames into `output`, adding to what is there when `accumulate` is true and
@@ -269,22 +221,20 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         let generation = gainGeneration.load(ordering: .acquiring)
         if generation != seenGeneration {
             seenGeneration = generation
-            target = Float(bitPattern: targetGainBits.load(ordering: .relaxed))
             var length = rampFrameCount.load(ordering: .relaxed)
             if shortensRampsByQueuedQuantum { length &-= min(lastFrames, length / 2) }
-            rampStart = gain
-            rampLength = length
-            rampPosition = 0
-            if length == 0 { gain = target }
+            ramp.ramp(to: Float(bitPattern: targetGainBits.load(ordering: .relaxed)), frames: length)
         }
         // Silent since the last call: whatever is left of a ramp could not be heard, so it ends now
         // and the stream fades in at its target.
-        if runGain == 0, rampPosition < rampLength {
-            rampPosition = rampLength
-            gain = target
-        }
+        ramp.skipRampIfSilent()
         let playing = !suspended && !pausedFlag.load(ordering: .acquiring)
-        let following = readFollowed()
+        if let (attackFrames, releaseFrames) = activity.pickUp() {
+            loudness.pickUp(
+                hasMeters: activity.meters.0 != 0, heard: activity.duck.mix > 0, attackFrames: attackFrames,
+                releaseFrames: releaseFrames)
+        }
+        let following = activity.readSpans()
         var done = 0
         while done < frames {
             let chunk = min(frames &- done, scratchFrames)
@@ -297,57 +247,11 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             done = done &+ chunk
         }
         lastFrames = frames
-        currentGainBits.store(gain.bitPattern, ordering: .relaxed)
-        audibleFlag.store(playing || runGain > 0, ordering: .relaxed)
+        currentGainBits.store(ramp.gain.bitPattern, ordering: .relaxed)
+        audibleFlag.store(playing || !ramp.isSilent, ordering: .relaxed)
         if metersActivity.load(ordering: .relaxed), !accumulate {
-            activity.measure(output, frames: frames, channels: channels)
+            playedActivity.measure(output, frames: frames, channels: channels)
         }
-    }
-
-    /// Picks up a new voice-activity duck and reads the active spans the followed meters published for
-    /// this quantum. Returns whether anything is followed or the activity gain is still moving.
-    @inline(__always)
-    private func readFollowed() -> Bool {
-        let generation = followGeneration.load(ordering: .acquiring)
-        if generation != seenFollowGeneration {
-            seenFollowGeneration = generation
-            meters = (
-                followed0.load(ordering: .relaxed), followed1.load(ordering: .relaxed),
-                followed2.load(ordering: .relaxed), followed3.load(ordering: .relaxed)
-            )
-            let attackFrames = Float(activityAttackFrames.load(ordering: .relaxed))
-            let releaseFrames = Float(activityReleaseFrames.load(ordering: .relaxed))
-            activityGain = Float(bitPattern: activityGainBits.load(ordering: .relaxed))
-            activityAttackStep = 1 / attackFrames
-            activityReleaseStep = 1 / releaseFrames
-            if activityMix == 0 { duckedNow = activityGain }
-            duckedStep = abs(activityGain - duckedNow) / (activityGain < duckedNow ? attackFrames : releaseFrames)
-            loudness.pickUp(
-                hasMeters: meters.0 != 0, heard: activityMix > 0, attackFrames: attackFrames,
-                releaseFrames: releaseFrames)
-        }
-        (spans.0, spans.1, meterBlocks.0) = Self.span(of: meters.0, after: meterBlocks.0)
-        (spans.2, spans.3, meterBlocks.1) = Self.span(of: meters.1, after: meterBlocks.1)
-        (spans.4, spans.5, meterBlocks.2) = Self.span(of: meters.2, after: meterBlocks.2)
-        (spans.6, spans.7, meterBlocks.3) = Self.span(of: meters.3, after: meterBlocks.3)
-        return meters.0 != 0 || activityMix > 0
-    }
-
-    @inline(__always)
-    private static func span(of meter: UInt, after lastBlock: UInt64) -> (Int, Int, UInt64) {
-        guard meter != 0, let pointer = UnsafeRawPointer(bitPattern: meter) else { return (0, 0, lastBlock) }
-        let (start, end, block) = Unmanaged<ActivityMeter>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
-            $0.activeSpan()
-        }
-        // The same block as last time: its writer has not measured since (a closed or stopped
-        // stream), so it says nothing about now.
-        return block == lastBlock ? (0, 0, block) : (start, end, block)
-    }
-
-    @inline(__always)
-    private func isActive(at frame: Int) -> Bool {
-        (frame >= spans.0 && frame < spans.1) || (frame >= spans.2 && frame < spans.3)
-            || (frame >= spans.4 && frame < spans.5) || (frame >= spans.6 && frame < spans.7)
     }
 
     @inline(__always)
@@ -355,15 +259,9 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         into output: UnsafeMutablePointer<Float>, frames: Int, offset: Int, accumulate: Bool, playing: Bool,
         following: Bool, heardAt: MonotonicInstant?
     ) {
-        let runStep = 1 / Float(declickFrames)
         // Pull only the frames that will be heard: all of them while playing, and while fading out
         // only up to the frame where the fade reaches zero, so a resume continues from there.
-        let wanted: Int
-        if playing {
-            wanted = frames
-        } else {
-            wanted = min(frames, Int((runGain / runStep).rounded(.up)))
-        }
+        let wanted = ramp.framesHeard(of: frames, playing: playing)
         // Overwriting: the source renders straight into the output and the gain is applied in place;
         // adding: it renders into the scratch buffer, which is then added.
         let input = accumulate ? scratch : output
@@ -385,17 +283,16 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
             self.loudness.begin()
             if playing {
                 self.loudness.measure(
-                    input, frames: frames, channels: channels, meters: meters, heard: activityMix > 0, gain: gain)
+                    input, frames: frames, channels: channels, meters: activity.meters, heard: activity.duck.mix > 0,
+                    gain: ramp.gain)
             }
-            self.loudness.move(
-                frames: frames, heard: activityMix > 0,
-                voiced: spans.1 != 0 || spans.3 != 0 || spans.5 != 0 || spans.7 != 0)
+            self.loudness.move(frames: frames, heard: activity.duck.mix > 0, voiced: activity.isVoiced)
         }
 
         // Steady playback (no ramp, no fade, nothing followed: almost every cycle): one constant
         // factor, a loop the compiler vectorises. The general loop below gives the same samples.
-        if playing, !following, runGain >= 1, rampPosition >= rampLength {
-            let factor = gain * runGain
+        if playing, !following, ramp.isSteady {
+            let factor = ramp.gain * ramp.declick
             let count = frames &* channels
             if accumulate {
                 for index in 0..<count { output[index] += scratch[index] * factor }
@@ -410,62 +307,27 @@ public final class StreamRenderer: StreamControl, @unchecked Sendable {
         // two is inaudible as a line.
         let ceilingFrom = self.loudness.factorFrom
         let ceilingSlope = frames > 0 ? (self.loudness.factorTo - ceilingFrom) / Float(frames) : 0
-        var gain = self.gain
-        var runGain = self.runGain
-        var rampPosition = self.rampPosition
-        let rampLength = self.rampLength
-        let rampStart = self.rampStart
-        let rampSpan = target - rampStart
-        let inverseLength = rampLength > 0 ? 1 / Float(rampLength) : 0
-        let target = self.target
+        var ramp = self.ramp
+        var duck = activity.duck
         let channels = self.channels
-        var activityMix = self.activityMix
-        var ducked = duckedNow
-        let duckedTarget = activityGain
-        let duckedStep = self.duckedStep
-        let attackStep = activityAttackStep
-        let releaseStep = activityReleaseStep
         var index = 0
-        var heard = gain
+        var heard = ramp.gain
         for frame in 0..<frames {
-            if following {
-                if ducked != duckedTarget {
-                    ducked =
-                        ducked < duckedTarget
-                        ? min(duckedTarget, ducked + duckedStep) : max(duckedTarget, ducked - duckedStep)
-                }
-                if isActive(at: offset &+ frame) {
-                    if activityMix < 1 { activityMix = min(1, activityMix + attackStep) }
-                } else if activityMix > 0 {
-                    activityMix = max(0, activityMix - releaseStep)
-                }
-            }
-            if rampPosition < rampLength {
-                rampPosition &+= 1
-                gain =
-                    rampPosition == rampLength ? target : rampStart + rampSpan * (Float(rampPosition) * inverseLength)
-            }
-            if playing {
-                if runGain < 1 { runGain = min(1, runGain + runStep) }
-            } else if runGain > 0 {
-                runGain = max(0, runGain - runStep)
-            }
+            if following { duck.advance(active: activity.isActive(at: offset &+ frame)) }
+            let gain = ramp.advance(playing: playing)
             // The lowest level wins: the voice-activity duck only ever lowers the stream's own gain.
-            var floor = min(gain, ducked)
+            var floor = min(gain, duck.ducked)
             if loudness { floor = min(floor, ceilingFrom + ceilingSlope * Float(frame)) }
-            heard = activityMix > 0 ? gain + activityMix * (floor - gain) : gain
-            let factor = heard * runGain
+            heard = duck.mix > 0 ? gain + duck.mix * (floor - gain) : gain
+            let factor = heard * ramp.declick
             for _ in 0..<channels {
                 let value = input[index] * factor
                 output[index] = accumulate ? output[index] + value : value
                 index &+= 1
             }
         }
-        self.gain = gain
-        self.runGain = runGain
-        self.rampPosition = rampPosition
-        self.activityMix = activityMix
-        self.duckedNow = ducked
-        if loudness { self.loudness.publish(heard: heard, gain: gain) }
+        self.ramp = ramp
+        activity.duck = duck
+        if loudness { self.loudness.publish(heard: heard, gain: ramp.gain) }
     }
 }
