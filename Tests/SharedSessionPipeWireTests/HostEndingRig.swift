@@ -17,6 +17,7 @@ enum HostEnding: String, CaseIterable, CustomTestStringConvertible {
     case closeThenExit = "closes the adopted stream, then exits at once"
     case exitWhileDucked = "exits while ducked"
     case killWhileDucked = "is SIGKILLed while ducked"
+    case groupKilledWhileDucked = "has its whole process group SIGKILLed while ducked"
     case killMidRamp = "is SIGKILLed in the middle of the restore ramp"
     case crashWhileDucked = "crashes (SIGSEGV) while ducked"
     case daemonRestartThenExit = "sees the daemon restart while ducked, re-adopts the player, then exits"
@@ -35,8 +36,8 @@ enum HostEnding: String, CaseIterable, CustomTestStringConvertible {
 
     /// The endings where the process dies without the engine's shutdown.
     static let processDeaths: [HostEnding] = [
-        .releaseThenExit, .closeThenExit, .exitWhileDucked, .killWhileDucked, .killMidRamp, .crashWhileDucked,
-        .daemonRestartThenExit,
+        .releaseThenExit, .closeThenExit, .exitWhileDucked, .killWhileDucked, .groupKilledWhileDucked, .killMidRamp,
+        .crashWhileDucked, .daemonRestartThenExit,
     ]
     /// The orders of an ordinary shutdown (`shutdownWithStreamsOpen` is `adopting-host`'s `shutdown-exit`).
     static let shutdownOrders: [HostEnding] = [
@@ -57,7 +58,7 @@ enum HostEnding: String, CaseIterable, CustomTestStringConvertible {
         case .adoptionDroppedFirst: "drop-adoption;shutdown;exit"
         case .sessionClosedFirst: "close-session;shutdown;exit"
         case .engineDeinit: "drop-all;exit"
-        case .killWhileDucked, .killMidRamp, .crashWhileDucked, .daemonRestartThenExit: nil
+        case .killWhileDucked, .groupKilledWhileDucked, .killMidRamp, .crashWhileDucked, .daemonRestartThenExit: nil
         }
     }
 
@@ -67,7 +68,7 @@ enum HostEnding: String, CaseIterable, CustomTestStringConvertible {
     /// Whether the node is surely still the watchdog's when the host dies (so the watchdog's log says it
     /// gave it back: the positive control of the log read for ``givesBackItself``).
     var watchdogGivesBack: Bool {
-        [.exitWhileDucked, .killWhileDucked, .killMidRamp, .crashWhileDucked].contains(self)
+        [.exitWhileDucked, .killWhileDucked, .groupKilledWhileDucked, .killMidRamp, .crashWhileDucked].contains(self)
     }
 }
 
@@ -145,7 +146,8 @@ extension DaemonTests.HostEndingTests {
 
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("adopting-host-\(getpid()).log").path
         let host = try UnitProcess(
-            [player.applicationName, "--own-main"], executable: UnitProcess.sibling("adopting-host"), errorLog: log)
+            [player.applicationName, "--own-main"], executable: UnitProcess.sibling("adopting-host"), errorLog: log,
+            ownProcessGroup: ending == .groupKilledWhileDucked)
         defer { host.kill() }
         let adopted = try host.line(timeout: .seconds(15))
         try #require(adopted.hasPrefix("adopted "), "adopting-host: \(adopted)")
@@ -248,6 +250,12 @@ extension DaemonTests.HostEndingTests {
         case .killWhileDucked:
             let mark = recorder.mark()
             host.kill()
+            return mark
+        case .groupKilledWhileDucked:
+            // The watchdog starts a session of its own, so a kill of the host's group (a shell's job,
+            // a service's control group killed by process group) does not take it along.
+            let mark = recorder.mark()
+            host.killGroup()
             return mark
         case .killMidRamp:
             #expect(try host.ask("release") == "released")

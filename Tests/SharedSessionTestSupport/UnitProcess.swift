@@ -33,10 +33,11 @@ package final class UnitProcess {
     /// Starts the unit (or `executable`) with `arguments`; `prefix` runs it through another program first
     /// (`setpriv ...`); `environment` adds to (or replaces in) this process's environment for it alone;
     /// `errorLog` is a file its standard error (and that of the processes it starts) goes to, else it
-    /// shares this process's.
+    /// shares this process's. With `ownProcessGroup`, it leads a process group of its own, which
+    /// ``killGroup()`` kills whole, as a shell or a service manager kills a job.
     package init(
         _ arguments: [String], prefix: [String] = [], executable: String = UnitProcess.executable,
-        environment: [String: String] = [:], errorLog: String? = nil
+        environment: [String: String] = [:], errorLog: String? = nil, ownProcessGroup: Bool = false
     ) throws {
         Self.brokenPipesIgnored
         var toChild: [Int32] = [0, 0]
@@ -70,7 +71,14 @@ package final class UnitProcess {
         let cEnvironment = variables.map { strdup($0) } + [nil]
         defer { for pointer in cEnvironment { free(pointer) } }
         var child = pid_t()
-        let result = posix_spawnp(&child, argv[0], &actions, nil, &cArguments, cEnvironment)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if ownProcessGroup {
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
+        let result = posix_spawnp(&child, argv[0], &actions, &attributes, &cArguments, cEnvironment)
         close(toChild[0])
         close(fromChild[1])
         guard result == 0 else {
@@ -138,6 +146,13 @@ package final class UnitProcess {
     /// SIGKILL; returns when the kernel has reaped the process (its sockets are closed by then).
     package func kill() {
         _ = Glibc.kill(pid, SIGKILL)
+        reap()
+    }
+
+    /// SIGKILL to the process's whole group (it must have been started with `ownProcessGroup`): it and
+    /// every process it started that stayed in its group die at once. Returns when it is reaped.
+    package func killGroup() {
+        _ = Glibc.kill(-pid, SIGKILL)
         reap()
     }
 
