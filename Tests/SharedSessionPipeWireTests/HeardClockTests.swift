@@ -2,6 +2,7 @@ import Foundation
 import SharedSession
 import SharedSessionMedia
 @_spi(Testing) import SharedSessionPipeWire
+import SharedSessionPipeWireTesting
 import SharedSessionTesting
 import Testing
 
