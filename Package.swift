@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "SharedSessionRecording", targets: ["SharedSessionRecording"]),
         .library(name: "SharedSessionTesting", targets: ["SharedSessionTesting"]),
         .library(name: "SharedSessionPipeWire", targets: ["SharedSessionPipeWire"]),
+        .library(name: "SharedSessionPipeWireTesting", targets: ["SharedSessionPipeWireTesting"]),
         .library(name: "SharedSessionMedia", targets: ["SharedSessionMedia"]),
         .library(name: "SharedSessionRemote", targets: ["SharedSessionRemote"]),
     ],
@@ -56,8 +57,16 @@ let package = Package(
             pkgConfig: "libpipewire-0.3",
             providers: [.apt(["libpipewire-0.3-dev"])]
         ),
+        // The thin layer of wrappers over libpipewire that Swift cannot call directly.
         .target(
             name: "CPipeWireShim",
+            dependencies: ["CPipeWire"]
+        ),
+        // A program of its own: the process that gives adopted nodes back when the engine's process dies.
+        // It is the engine's executable run again (a constructor takes over before main), so it is linked
+        // into every program that depends on SharedSessionPipeWire.
+        .target(
+            name: "CAdoptionWatchdog",
             dependencies: ["CPipeWire"]
         ),
         .target(
@@ -65,8 +74,21 @@ let package = Package(
             dependencies: [
                 "SharedSession",
                 "CPipeWireShim",
+                "CAdoptionWatchdog",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        // A PipeWire sink that delays by a set time and declares it (a stand-in for Bluetooth headphones).
+        .target(
+            name: "CLatencySink",
+            dependencies: ["CPipeWire"]
+        ),
+        // Devices for testing a host on a real daemon, beside the engine as SharedSessionTesting is beside
+        // the core: an app never links them unless its tests ask for them.
+        .target(
+            name: "SharedSessionPipeWireTesting",
+            dependencies: ["SharedSession", "CLatencySink"],
             swiftSettings: strict
         ),
         .systemLibrary(
@@ -133,8 +155,9 @@ let package = Package(
         .testTarget(
             name: "SharedSessionPipeWireTests",
             dependencies: [
-                "SharedSession", "SharedSessionPipeWire", "SharedSessionMedia", "SharedSessionTesting",
-                "SharedSessionTestSupport", "CRealtimeProbe", "SharedSessionRemote", "remote-unit", "adopting-host",
+                "SharedSession", "SharedSessionPipeWire", "SharedSessionPipeWireTesting", "SharedSessionMedia",
+                "SharedSessionTesting", "SharedSessionTestSupport", "CRealtimeProbe", "SharedSessionRemote",
+                "remote-unit", "adopting-host",
             ],
             swiftSettings: strict
         ),
@@ -218,8 +241,9 @@ let package = Package(
 // uses it are left out, so a mutated core rebuilds in a fraction of the time.
 if Context.environment["SHAREDSESSION_OFFLINE_ONLY"] == "1" {
     let online: Set<String> = [
-        "SharedSessionPipeWire", "CPipeWire", "CPipeWireShim", "SharedSessionPipeWireTests", "minimal-host",
-        "adopting-host", "CEchoRaceWidener", "echo-churn", "SharedSessionC",
+        "SharedSessionPipeWire", "CPipeWire", "CPipeWireShim", "CAdoptionWatchdog", "CLatencySink",
+        "SharedSessionPipeWireTesting", "SharedSessionPipeWireTests", "minimal-host", "adopting-host",
+        "CEchoRaceWidener", "echo-churn", "SharedSessionC",
     ]
     package.targets.removeAll { online.contains($0.name) }
     package.products.removeAll { online.contains($0.name) }

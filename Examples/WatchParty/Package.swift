@@ -39,6 +39,7 @@ let package = Package(
                 .product(name: "SharedSession", package: "SharedSession"),
                 .product(name: "SharedSessionRecording", package: "SharedSession"),
                 .product(name: "SharedSessionPipeWire", package: "SharedSession"),
+                .product(name: "SharedSessionPipeWireTesting", package: "SharedSession"),
                 .product(name: "SharedSessionMedia", package: "SharedSession"),
                 .product(name: "SharedSessionTesting", package: "SharedSession"),
                 .product(name: "SharedSessionRemote", package: "SharedSession"),

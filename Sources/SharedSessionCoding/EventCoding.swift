@@ -152,7 +152,9 @@ extension SessionEvent.Kind: Codable {
                 match: { if case .quantumChanged(let frames) = $0 { frames } else { nil } }),
             .case(
                 "outputLatencyChanged", "stream", "from", "to", make: Self.outputLatencyChanged,
-                match: { if case .outputLatencyChanged(let id, let from, let to) = $0 { (id, from, to) } else { nil } }),
+                match: {
+                    if case .outputLatencyChanged(let id, let from, let to) = $0 { (id, from, to) } else { nil }
+                }),
             .case(
                 "outputLatencyRejected", "stream", "reason", make: Self.outputLatencyRejected,
                 match: { if case .outputLatencyRejected(let id, let reason) = $0 { (id, reason) } else { nil } }),

@@ -162,7 +162,8 @@ extension SessionConfiguration: Codable, RecordedField {
 }
 
 extension UnitLimits: Codable, RecordedField {
-    /// Reads the limits; a limit left out is the unlimited default. Validated as `init(deepestDuckLevel:mayPauseMain:mayTakeVoice:maximumHold:excess:)`.
+    /// Reads the limits; a limit left out is the unlimited default. Validated as
+    /// `init(deepestDuckLevel:mayPauseMain:mayTakeVoice:maximumHold:excess:)`.
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }
 
     /// Writes every limit; `maximumHold` in seconds, left out when there is none.
@@ -262,8 +263,8 @@ extension LoudnessDuckReading: Codable, RecordedField {
 }
 
 extension SessionPolicy: Codable, RecordedField {
-    /// Reads every value of the policy (durations in seconds), validated as
-    /// `init(genericConfiguration:voiceConfiguration:duckLevel:fadeDown:fadeUp:suspendInBackground:duckWhenOtherAudioPlays:notifyOthersOnDeactivation:unitLimits:defaultUnitLimits:voiceActivity:loudnessDuck:)`;
+    /// Reads every value of the policy (durations in seconds), validated as the initializer that takes
+    /// them all validates them (`init(genericConfiguration:voiceConfiguration:duckLevel:…)`);
     /// `loudnessDuck` is left out when it is the default, and read as the default when left out (as in
     /// recordings made before it).
     public init(from decoder: any Decoder) throws { self = try Self.form.decode(from: decoder) }

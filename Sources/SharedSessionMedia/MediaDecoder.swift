@@ -24,18 +24,13 @@ final class MediaDecoder {
 
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var codec: UnsafeMutablePointer<AVCodecContext>?
-    private var resampler: OpaquePointer?
+    private let resampler: StereoResampler
     private var packet: UnsafeMutablePointer<AVPacket>?
     private var frame: UnsafeMutablePointer<AVFrame>?
     private let streamIndex: Int32
     private let timeBase: AVRational
     private let startTimestamp: Int64
     private let outputRate = Int32(AudioFormat.standard.sampleRate)
-
-    // What the resampler was made for; a stream may change it mid-way.
-    private var inputFormat: Int32 = -1
-    private var inputRate: Int32 = 0
-    private var inputLayout = AVChannelLayout()
 
     /// Samples the decoder needs before a seek target to play what a decode from the start plays
     /// there (at the codec's rate): the container's pre-roll (Opus: 80 ms), and at least four codec
@@ -60,14 +55,8 @@ final class MediaDecoder {
     private var readFailures = 0
     /// Whether `packet` holds a packet the decoder asked to be sent again (EAGAIN).
     private var holdingPacket = false
-    /// Where (in seconds of media time) the next decoded frame should start, from the last one.
-    private var expectedStart: Double?
-    /// A stretch of media time the file skipped (a damaged Ogg page the demuxer dropped), filled with
-    /// silence so the clock stays on media time; taken by ``takeGap()``.
-    private var gap: (at: Double, seconds: Double)?
-    /// Gaps shorter than this are timestamp jitter, not missing audio (Ogg interpolates the
-    /// timestamps of Vorbis packets between pages, off by some milliseconds where block sizes change).
-    private static let gapThreshold = 0.02
+    /// Stretches of media time the file skipped, filled with silence; taken by ``takeGap()``.
+    private var gaps = MediaGapFinder()
     /// Frame indexes of the output (frames counted from the start of the array the decoder appends
     /// to) where the audio is discontinuous: a gap, a splice after a damaged frame, a decoder or
     /// resampler reset. Taken by ``takeDiscontinuities()``; the render side fades there.
@@ -85,7 +74,7 @@ final class MediaDecoder {
         var format: UnsafeMutablePointer<AVFormatContext>?
         let opened = avformat_open_input(&format, path, nil, nil)
         guard opened >= 0, let format else {
-            throw Self.openError(path: path, code: opened)
+            throw SessionError.mediaCannotOpen(path, code: opened)
         }
         // What is made is kept in locals (and freed by `cleanup` on a throw) until nothing can fail.
         var cleanup = Cleanup(format: format)
@@ -104,7 +93,7 @@ final class MediaDecoder {
             throw SessionError.noAudioTrack(
                 path,
                 "has no audio track (FFmpeg reads it as '\(containerName)' with "
-                    + "\(Self.streamSummary(format)))",
+                    + "\(SessionError.streamSummary(format)))",
                 fix: "play the file without a SharedSession audio source, or give it an audio track")
         }
         guard let stream = CFFmpegShim_stream(format, UInt32(max(best, 0))), let parameters = stream.pointee.codecpar
@@ -117,7 +106,7 @@ final class MediaDecoder {
             throw SessionError.mediaUnreadable(
                 path,
                 "has an audio track in codec '\(codecName)' that this FFmpeg build (libavcodec "
-                    + "\(Self.libraryVersion(avcodec_version()))) has no decoder for",
+                    + "\(SessionError.libraryVersion(avcodec_version()))) has no decoder for",
                 fix: "re-encode the audio to a supported codec (for instance `ffmpeg -i IN -c:v copy -c:a aac OUT`)")
         }
         streamIndex = best
@@ -151,7 +140,8 @@ final class MediaDecoder {
         guard codecOpened >= 0 else {
             throw SessionError.mediaUnreadable(
                 path,
-                "has a '\(codecName)' audio track the decoder refuses (\(SessionError.describeFFmpegError(codecOpened)))",
+                "has a '\(codecName)' audio track the decoder refuses "
+                    + "(\(SessionError.describeFFmpegError(codecOpened)))",
                 fix: "re-encode the audio to a supported codec (for instance `ffmpeg -i IN -c:v copy -c:a aac OUT`)")
         }
         guard codec.pointee.sample_rate > 0, codec.pointee.ch_layout.nb_channels > 0 else {
@@ -185,27 +175,21 @@ final class MediaDecoder {
         } else {
             duration = nil
         }
-        cleanup.resampler = try Self.makeResampler(
+        self.resampler = try StereoResampler(
             path: path, format: codec.pointee.sample_fmt.rawValue, rate: codec.pointee.sample_rate,
             layout: &codec.pointee.ch_layout)
-        inputFormat = codec.pointee.sample_fmt.rawValue
-        inputRate = codec.pointee.sample_rate
-        _ = av_channel_layout_copy(&inputLayout, &codec.pointee.ch_layout)
         self.format = format
         self.codec = codec
-        self.resampler = cleanup.resampler
         self.packet = cleanup.packet
         self.frame = cleanup.frame
         cleanup.disarm()
     }
 
     deinit {
-        if resampler != nil { swr_free(&resampler) }
         if frame != nil { av_frame_free(&frame) }
         if packet != nil { av_packet_free(&packet) }
         if codec != nil { avcodec_free_context(&codec) }
         if format != nil { avformat_close_input(&format) }
-        av_channel_layout_uninit(&inputLayout)
     }
 
     /// Decodes a little more of the file and appends what it made to `output` (interleaved stereo).
@@ -234,12 +218,12 @@ final class MediaDecoder {
             // The decoder is drained: what the resampler still holds is the file's last frames.
             finished = true
             let start = output.count
-            _ = appendConverted(nil, into: &output)
+            _ = resampler.append(nil, into: &output)
             dropBeforeTarget(from: start, in: &output)
             return .endOfFile
         }
         if received != CFFmpegShim_errorAgain() {
-            return .failed(damaged("a frame could not be decoded", received), fatal: false)
+            return .failed(.mediaDamaged(path, "a frame could not be decoded", received), fatal: false)
         }
         if draining {
             finished = true
@@ -255,13 +239,13 @@ final class MediaDecoder {
             if read != CFFmpegShim_errorEndOfFile() {
                 readFailures += 1
                 if readFailures < 32 {
-                    return .failed(damaged("a packet could not be read", read), fatal: false)
+                    return .failed(.mediaDamaged(path, "a packet could not be read", read), fatal: false)
                 }
             }
             draining = true
             _ = avcodec_send_packet(codec, nil)
             if read != CFFmpegShim_errorEndOfFile() {
-                return .failed(damaged("reading stopped after repeated errors", read), fatal: false)
+                return .failed(.mediaDamaged(path, "reading stopped after repeated errors", read), fatal: false)
             }
             return .produced(0)
         }
@@ -283,22 +267,9 @@ final class MediaDecoder {
         if holdingPacket { return .produced(0) }
         av_packet_unref(packet)
         if sent < 0 {
-            return .failed(damaged("a damaged packet was dropped", sent), fatal: false)
+            return .failed(.mediaDamaged(path, "a damaged packet was dropped", sent), fatal: false)
         }
         return .produced(0)
-    }
-
-    /// A seek's plan: where the resampler starts and what is dropped before the target.
-    private struct SeekPlan {
-        /// The target, in output (48 kHz) frames of media time.
-        var target: Int
-        /// The media position (in samples at `rate`) at which the resampler starts: before the target
-        /// by the resampler's filter, on a sample where a decode from the start had the resampler in
-        /// the same phase (a multiple of `rate / gcd(rate, 48000)`), so the output is the same samples.
-        var start: Int
-        var rate: Int32
-        /// Where the next decoded frame starts, by the length of the frames before it.
-        var next: Int?
     }
 
     /// Moves to output frame `target` of media time (0: the start). The demuxer goes to a packet
@@ -307,16 +278,9 @@ final class MediaDecoder {
     /// start gives there.
     func seek(toFrame target: Int) -> SessionError? {
         guard let format, let codec else { return nil }
-        let rate = Int(inputRate)
-        let output = Int(outputRate)
-        let divisor = Self.gcd(rate, output)
-        let inputStep = rate / divisor
-        // The resampler's filter reaches 32 taps of the slower rate either side; 256 input samples
-        // of history cover it for every ratio up to 8:1.
-        let filterPreroll = rate == output ? 0 : 256 * max(1, rate / output)
-        let exact = Double(target) * Double(rate) / Double(output)
-        let start = max(0, Int(((exact - Double(filterPreroll)) / Double(inputStep)).rounded(.down))) * inputStep
-        let from = start - Int(decoderPreroll)
+        let plan = SeekPlan(target: target, rate: resampler.inputRate)
+        let rate = Int(plan.rate)
+        let from = plan.start - Int(decoderPreroll)
         let timestamp: Int64
         if from <= 0 {
             timestamp = startTimestamp
@@ -340,7 +304,7 @@ final class MediaDecoder {
             result = avformat_seek_file(format, streamIndex, Int64.min, startTimestamp, startTimestamp, 0)
         }
         guard result >= 0 else {
-            let seconds = Double(target) / Double(output)
+            let seconds = Double(target) / Double(outputRate)
             return SessionError.mediaUnreadable(
                 path, "cannot seek to \(seconds) s (\(SessionError.describeFFmpegError(result)))",
                 fix: "remux the file with ffmpeg so its container has an index (`ffmpeg -i IN -c copy OUT`)")
@@ -348,23 +312,21 @@ final class MediaDecoder {
         avcodec_flush_buffers(codec)
         if holdingPacket, let packet { av_packet_unref(packet) }
         holdingPacket = false
-        if let resampler { _ = swr_init(resampler) }  // drops the delay line of the old position
+        resampler.reset()  // drops the delay line of the old position
         draining = false
         finished = false
         readFailures = 0
-        seekPlan = SeekPlan(target: target, start: start, rate: inputRate, next: nil)
+        seekPlan = plan
         dropFrames = 0
         discontinuities.removeAll()
         failedSinceLastFrame = false
-        expectedStart = nil
-        gap = nil
+        gaps.reset()
         return nil
     }
 
     /// The last stretch of missing media that was played as silence, if any since the last call.
     func takeGap() -> (at: Double, seconds: Double)? {
-        defer { gap = nil }
-        return gap
+        gaps.take()
     }
 
     // MARK: Conversion
@@ -372,18 +334,10 @@ final class MediaDecoder {
     private func convert(_ frame: UnsafeMutablePointer<AVFrame>, into output: inout [Float]) -> Step {
         var splice = failedSinceLastFrame
         failedSinceLastFrame = false
-        if CFFmpegShim_frameMatches(frame, inputFormat, inputRate, &inputLayout) == 0 {
+        if !resampler.matches(frame) {
             splice = true
             do {
-                let made = try Self.makeResampler(
-                    path: path, format: frame.pointee.format, rate: frame.pointee.sample_rate,
-                    layout: &frame.pointee.ch_layout)
-                if resampler != nil { swr_free(&resampler) }
-                resampler = made
-                inputFormat = frame.pointee.format
-                inputRate = frame.pointee.sample_rate
-                av_channel_layout_uninit(&inputLayout)
-                _ = av_channel_layout_copy(&inputLayout, &frame.pointee.ch_layout)
+                try resampler.remake(for: frame, path: path)
             } catch {
                 return .failed(error, fatal: true)
             }
@@ -412,44 +366,17 @@ final class MediaDecoder {
                 return appendDecoded(frame, offset: 0, silenceFrames: 0, splice: false, into: &output)
             }
             plan.next = position + Int(length)
-            expectedStart = Double(position + Int(length)) / Double(rate)
+            gaps.expectedStart = Double(position + Int(length)) / Double(rate)
             if position + Int(length) <= plan.start {
                 seekPlan = plan
                 return .produced(0)
             }
             seekPlan = nil
-            let output = Int(outputRate)
-            let inputStep = Int(rate) / Self.gcd(Int(rate), output)
-            let outputStep = output / Self.gcd(Int(rate), output)
-            if position <= plan.start {
-                offset = Int32(plan.start - position)
-                dropFrames = plan.target - plan.start / inputStep * outputStep
-            } else {
-                // The demuxer landed after the resampler's start: the first sample in phase after it,
-                // if that is still before the target, or else from here (the target has passed).
-                let aligned = (position + inputStep - 1) / inputStep * inputStep
-                if aligned < position + Int(length), aligned / inputStep * outputStep <= plan.target {
-                    offset = Int32(aligned - position)
-                    dropFrames = plan.target - aligned / inputStep * outputStep
-                } else {
-                    let late = Double(plan.target) / Double(output) - Double(position) / Double(rate)
-                    dropFrames = max(0, Int((late * Double(output)).rounded()))
-                }
-            }
+            (offset, dropFrames) = plan.cut(position: position, length: length)
         } else {
             seekPlan = nil
-            if let stated {
-                let start = stated / Double(rate)
-                if let expected = expectedStart, start - expected > Self.gapThreshold {
-                    // Media the demuxer skipped: silence in its place keeps the clock on media time.
-                    let missing = min(start - expected, 10)
-                    silenceFrames = Int((missing * Double(outputRate)).rounded())
-                    gap = (expected, missing)
-                }
-                expectedStart = start + Double(length) / Double(max(1, rate))
-            } else if let expected = expectedStart {
-                expectedStart = expected + Double(length) / Double(max(1, rate))
-            }
+            // Media the demuxer skipped: silence in its place keeps the clock on media time.
+            silenceFrames = gaps.follow(stated: stated, length: length, rate: rate)
         }
         return appendDecoded(frame, offset: offset, silenceFrames: silenceFrames, splice: splice, into: &output)
     }
@@ -479,23 +406,24 @@ final class MediaDecoder {
         if silenceFrames > 0 {
             // The audio before the gap ends with what the resampler still holds; after the gap it
             // starts afresh.
-            _ = appendConverted(nil, into: &output)
-            if let resampler { _ = swr_init(resampler) }
+            _ = resampler.append(nil, into: &output)
+            resampler.reset()
             markDiscontinuity(at: output.count / 2)
             output.append(contentsOf: repeatElement(0, count: silenceFrames * 2))
         }
         let decoded = output.count
         if splice || silenceFrames > 0 { markDiscontinuity(at: decoded / 2) }
-        let result = appendConverted(frame, offset: offset, into: &output)
+        let result = resampler.append(frame, offset: offset, into: &output)
         guard result >= 0 else {
             output.removeSubrange(decoded...)
-            return .failed(damaged("a frame could not be converted to 48 kHz stereo", result), fatal: false)
+            return .failed(.mediaDamaged(path, "a frame could not be converted to 48 kHz stereo", result), fatal: false)
         }
         // Garbage is never played: a decoder that concealed damage with non-finite samples loses the frame.
         if output[decoded...].contains(where: { !$0.isFinite }) {
             output.removeSubrange(decoded...)
             return .failed(
-                damaged("a decoded frame held non-finite samples and was dropped", CFFmpegShim_errorInvalidData()),
+                .mediaDamaged(
+                    path, "a decoded frame held non-finite samples and was dropped", CFFmpegShim_errorInvalidData()),
                 fatal: false)
         }
         dropBeforeTarget(from: decoded, in: &output)
@@ -514,92 +442,7 @@ final class MediaDecoder {
         dropFrames -= dropped
     }
 
-    /// swr_convert of `frame` from sample `offset` on (nil: flush) appended to `output`; returns
-    /// frames or an AVERROR.
-    private func appendConverted(
-        _ frame: UnsafeMutablePointer<AVFrame>?, offset: Int32 = 0, into output: inout [Float]
-    ) -> Int32 {
-        guard let resampler else { return 0 }
-        let inputFrames = frame.map { $0.pointee.nb_samples - offset } ?? 0
-        let capacity = max(0, CFFmpegShim_outputCapacity(resampler, inputFrames)) + 32
-        let start = output.count
-        output.append(contentsOf: repeatElement(0, count: Int(capacity) * 2))
-        let converted = output.withUnsafeMutableBufferPointer { buffer in
-            if let frame {
-                CFFmpegShim_convertFrom(resampler, frame, offset, buffer.baseAddress! + start, capacity)
-            } else {
-                CFFmpegShim_convert(resampler, nil, buffer.baseAddress! + start, capacity)
-            }
-        }
-        output.removeSubrange((start + Int(max(0, converted)) * 2)...)
-        return converted
-    }
-
-    private static func makeResampler(
-        path: String, format: Int32, rate: Int32, layout: UnsafePointer<AVChannelLayout>
-    ) throws(SessionError) -> OpaquePointer {
-        var resampler: OpaquePointer?
-        let made = CFFmpegShim_makeStereoResampler(
-            &resampler, layout, format, rate, Int32(AudioFormat.standard.sampleRate))
-        guard made >= 0, let resampler else {
-            throw SessionError.mediaUnreadable(
-                path,
-                "has audio at \(rate) Hz, \(layout.pointee.nb_channels) channels that cannot be converted "
-                    + "to 48 kHz stereo (\(SessionError.describeFFmpegError(made)))",
-                fix: "re-encode the audio with ffmpeg (for instance `-ar 48000 -ac 2`)")
-        }
-        return resampler
-    }
-
-    private func damaged(_ what: String, _ code: Int32) -> SessionError {
-        SessionError.mediaUnreadable(
-            path, "is damaged or truncated: \(what) (\(SessionError.describeFFmpegError(code)))",
-            fix: "re-encode or download the file again; playback goes on where the file can be read")
-    }
-
     // MARK: Helpers
-
-    private static func openError(path: String, code: Int32) -> SessionError {
-        switch code {
-        case CFFmpegShim_errorNoSuchFile():
-            return .mediaFileMissing(
-                path, "does not exist", fix: "check the path (relative paths start at the working directory)")
-        case CFFmpegShim_errorPermission():
-            return .mediaFileMissing(
-                path, "cannot be read (permission denied)", fix: "make it readable by this process")
-        case CFFmpegShim_errorIsDirectory():
-            return .mediaFileMissing(path, "is a directory", fix: "name a media file inside it")
-        default:
-            return .mediaUnreadable(
-                path,
-                "is not a media file FFmpeg can read, or its header or index is damaged or missing "
-                    + "(\(SessionError.describeFFmpegError(code)))",
-                fix: "pass an audio or video file (WAV, FLAC, Ogg, Opus, MP3, MP4, MKV, WebM); if it is one, it is "
-                    + "incomplete or damaged: copy or download it again")
-        }
-    }
-
-    private static func streamSummary(_ format: UnsafeMutablePointer<AVFormatContext>) -> String {
-        var counts: [String: Int] = [:]
-        for index in 0..<format.pointee.nb_streams {
-            guard let parameters = CFFmpegShim_stream(format, index)?.pointee.codecpar else { continue }
-            let type = av_get_media_type_string(parameters.pointee.codec_type).map { String(cString: $0) } ?? "other"
-            counts[type, default: 0] += 1
-        }
-        if counts.isEmpty { return "no streams" }
-        return counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key) stream\($0.value == 1 ? "" : "s")" }
-            .joined(separator: ", ")
-    }
-
-    private static func libraryVersion(_ version: UInt32) -> String {
-        "\(version >> 16).\((version >> 8) & 0xff).\(version & 0xff)"
-    }
-
-    static func gcd(_ first: Int, _ second: Int) -> Int {
-        var (a, b) = (abs(first), abs(second))
-        while b != 0 { (a, b) = (b, a % b) }
-        return max(a, 1)
-    }
 
     static func seconds(_ rational: AVRational) -> Double {
         rational.den == 0 ? 0 : Double(rational.num) / Double(rational.den)
@@ -625,7 +468,6 @@ final class MediaDecoder {
     private struct Cleanup: ~Copyable {
         var format: UnsafeMutablePointer<AVFormatContext>?
         var codec: UnsafeMutablePointer<AVCodecContext>?
-        var resampler: OpaquePointer?
         var packet: UnsafeMutablePointer<AVPacket>?
         var frame: UnsafeMutablePointer<AVFrame>?
         private var armed = true
@@ -636,12 +478,10 @@ final class MediaDecoder {
 
         deinit {
             guard armed else { return }
-            var resampler = resampler
             var frame = frame
             var packet = packet
             var codec = codec
             var format = format
-            if resampler != nil { swr_free(&resampler) }
             if frame != nil { av_frame_free(&frame) }
             if packet != nil { av_packet_free(&packet) }
             if codec != nil { avcodec_free_context(&codec) }

@@ -63,10 +63,11 @@ import Synchronization
 /// decoder reset) never plays a step: the last sample heard decays to zero over 5 ms while the new
 /// audio fades in, so no stale audio from before the seek point is played and nothing clicks.
 public final class MediaFileSource: AudioSource, @unchecked Sendable {
-    // @unchecked: the `var`s below the "Render side" mark are read and written only by the render
-    // thread (one at a time, as every engine guarantees for a source). Everything else is `let`:
-    // `shared` holds only atomics and the SPSC ring and marker queue, whose producer is the decoder
-    // thread and whose consumer is the render side; `loop` is touched by its own thread only.
+    // @unchecked: every stored property is a `let`. `reader` (a MediaRingReader, not Sendable) keeps
+    // the render side's state and is called only by the render thread, one call at a time, as every
+    // engine guarantees for a source; `shared` holds only atomics and the SPSC ring and marker queue,
+    // whose producer is the decoder thread and whose consumer is the reader; `loop` is touched by its
+    // own thread only.
 
     /// The file being played.
     public let path: String
@@ -83,51 +84,14 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     public static let defaultBufferFrames = 32_768
 
     private let shared: PlaybackShared
-    private let timeline = HeardTimeline(sampleRate: AudioFormat.standard.sampleRate)
+    private let timeline: HeardTimeline
     private let hub: EventHub
     private let loop: DecoderLoop
     private let wakeup: DecoderWakeup
     private let thread = DecoderThread()
     private let control = Locked(())
-    private let scratch: UnsafeMutablePointer<Float>
-    private static let scratchFrames = 1024
-    private static let declickFrames = AudioFormat.standard.sampleRate / 200
-
-    // MARK: Render side
-    private var consumed = 0
-    private var mediaPosition = 0
-    private var runGain: Float = 1
-    private var tailLeft: Float = 0
-    private var tailRight: Float = 0
-    private var tailGain: Float = 0
-    private var lastLeft: Float = 0
-    private var lastRight: Float = 0
-    /// The serial (seek) whose audio this side plays.
-    private var serial = 0
-    /// A newer serial was asked for and its start marker has not been found yet.
-    private var seekPending = false
-    /// This serial's end was played: nothing more until a seek.
-    private var ended = false
-    /// A seek was applied and its first frames are not in the ring yet: silence, not an underrun.
-    private var awaitingSeekData = false
-    private var started = false
-    /// When the listener hears the first frame of this render call, in monotonic nanoseconds; -1:
-    /// the engine did not say.
-    private var callHeardAt = -1
-    /// The newest run of the heard timeline: when its first frame is heard, its first media frame
-    /// and its length; `runOpen` once there is one.
-    private var runStart = 0
-    private var runMedia = 0
-    private var runFrames = 0
-    private var runOpen = false
-    /// A seek was taken up: the next frames start a run that instants before it read as the seek's.
-    private var seekRunPending = false
-
-    /// How far the instant a render call's frames are heard may drift from where the run before them
-    /// ends before they start a new run: jitter in the sound server's timestamps below it is smoothed
-    /// over, a real change (a route's latency, a quantum change, a clock drifting) above it is
-    /// followed. A quarter of a millisecond: a quarter of the accuracy promised at the ear.
-    static let resyncThreshold = 250_000
+    /// The render side: reads the ring, fades and notes when each frame is heard.
+    private let reader: MediaRingReader
 
     /// Opens the media file at `path`, checks that its audio track decodes, fills the ring and starts
     /// the decoder thread. The source starts at the file's start, paused unless `startsPlaying`.
@@ -164,8 +128,9 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         self.hub = hub
         self.loop = loop
         self.wakeup = wakeup
-        self.scratch = .allocate(capacity: Self.scratchFrames * 2)
-        self.scratch.initialize(repeating: 0, count: Self.scratchFrames * 2)
+        let timeline = HeardTimeline(sampleRate: AudioFormat.standard.sampleRate)
+        self.timeline = timeline
+        self.reader = MediaRingReader(shared: shared, timeline: timeline)
         guard thread.start({ loop.run() }) else {
             throw SessionError(
                 code: .engineUnavailable,
@@ -194,7 +159,6 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
         wakeup.wake()
         thread.join()
         hub.finish()
-        scratch.deallocate()
     }
 
     // MARK: Control
@@ -409,265 +373,6 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     /// Renders as ``render(into:frames:)`` does, noting when the listener hears the frames (`heardAt`,
     /// from the engine) for ``clock(at:)``. Real-time safe.
     public func render(into buffer: UnsafeMutablePointer<Float>, frames: Int, heardAt: MonotonicInstant?) -> Int {
-        guard frames > 0 else { return 0 }
-        let shared = self.shared
-        if let heardAt {
-            callHeardAt = Int(heardAt.nanoseconds)
-            if !shared.timed.load(ordering: .relaxed) { shared.timed.store(true, ordering: .releasing) }
-        } else {
-            callHeardAt = -1
-        }
-        let playing = shared.playing.load(ordering: .acquiring)
-        if !started {
-            // A source paused before its first render starts silent rather than fading its start out.
-            started = true
-            runGain = playing ? 1 : 0
-        }
-        if !seekPending, shared.seekRequest.load(ordering: .acquiring) != serial {
-            seekPending = true
-            beginDiscontinuity()
-        }
-        let step = 1 / Float(Self.declickFrames)
-        var done = 0
-        rendering: while done < frames {
-            if seekPending { takeUpSeek() }
-            let audible = playing && !seekPending
-            if !audible, runGain == 0 {
-                writeSilence(buffer + done &* 2, frames: frames &- done, step: step)
-                done = frames
-                break
-            }
-            if ended { break }
-            // Frames in the ring, then the markers: a marker is published before the frame at its index.
-            let available = shared.ring.availableToRead
-            var limit = frames &- done
-            while let marker = shared.markers.peek() {
-                if marker.serial != serial {
-                    // A newer seek's start: the decoder has moved on; stop here and take it up.
-                    seekPending = true
-                    beginDiscontinuity()
-                    continue rendering
-                }
-                if marker.index > consumed {
-                    limit = min(limit, marker.index &- consumed)
-                    break
-                }
-                shared.markers.pop()
-                if marker.kind == .discontinuity {
-                    // A gap or a dropped frame in the file: the last sample decays, the audio fades in.
-                    beginDiscontinuity()
-                    continue
-                }
-                if marker.kind == .loop, shared.looping.load(ordering: .relaxed) {
-                    mediaPosition = marker.mediaFrame
-                    shared.loopsHeard.add(1, ordering: .relaxed)
-                    continue
-                }
-                if marker.kind == .end, let next = shared.markers.peek(), next.serial == serial, next.kind == .loop,
-                    next.index == marker.index
-                {
-                    // The decoder took the end back (looping was switched on in time): the loop follows.
-                    continue
-                }
-                if marker.kind != .start {
-                    // The end, or a loop point reached with looping switched off: playback ends here.
-                    ended = true
-                    shared.endHeard.store(serial, ordering: .releasing)
-                    shared.endsHeard.add(1, ordering: .relaxed)
-                    beginDiscontinuity()
-                    break rendering
-                }
-            }
-            if !audible {
-                limit = min(limit, Self.fadeFrames(runGain, step: step))
-            }
-            let count = min(limit, available)
-            if count > 0 {
-                let output = buffer + done &* 2
-                let got = shared.ring.read(into: output, frames: count)
-                shape(output, frames: got, audible: audible, step: step)
-                noteHeard(offset: done, media: mediaPosition, frames: got)
-                consumed &+= got
-                mediaPosition &+= got
-                done &+= got
-                awaitingSeekData = false
-                continue
-            }
-            // The ring is dry.
-            if !audible {
-                runGain = 0
-                continue
-            }
-            if awaitingSeekData {
-                // A seek's first frames are on their way: part of the seek, not an underrun.
-                writeSilence(buffer + done &* 2, frames: frames &- done, step: step)
-                done = frames
-                break
-            }
-            if shared.seekRequest.load(ordering: .acquiring) != serial {
-                seekPending = true
-                beginDiscontinuity()
-                continue
-            }
-            shared.underrunFrames.add(frames &- done, ordering: .relaxed)
-            shared.underrunCount.add(1, ordering: .relaxed)
-            beginDiscontinuity()
-            break
-        }
-        if done < frames, tailGain > 0 {
-            // After an underrun or the end: the last sample's decay, counted as written.
-            let decay = min(frames &- done, Self.fadeFrames(tailGain, step: step))
-            writeSilence(buffer + done &* 2, frames: decay, step: step)
-            done &+= decay
-        }
-        shared.clockFrames.store(mediaPosition, ordering: .relaxed)
-        shared.renderConsumed.store(consumed, ordering: .releasing)
-        shared.renderSeek.store(serial, ordering: .releasing)
-        return done
-    }
-
-    /// Looks for the start marker of the latest seek, dropping the markers of older serials on the
-    /// way; when it is there, drops the stale frames before its index and starts the new position
-    /// (fading in). Until then the seek stays pending and the source plays silence.
-    @inline(__always)
-    private func takeUpSeek() {
-        let shared = self.shared
-        while let marker = shared.markers.peek() {
-            shared.markers.pop()
-            guard marker.kind == .start, marker.serial == shared.seekRequest.load(ordering: .acquiring) else {
-                continue
-            }
-            while consumed < marker.index {
-                let dropped = shared.ring.read(into: scratch, frames: min(marker.index &- consumed, Self.scratchFrames))
-                if dropped == 0 { break }
-                consumed &+= dropped
-            }
-            mediaPosition = marker.mediaFrame
-            serial = marker.serial
-            seekPending = false
-            awaitingSeekData = true
-            ended = false
-            runGain = 0
-            seekRunPending = true
-            return
-        }
-    }
-
-    /// Notes in the heard timeline that `frames` frames from media frame `media`, written `offset`
-    /// frames into this render call, are heard from the call's instant on: they extend the run
-    /// before them when they follow it in media and in time (within ``resyncThreshold``), or start a
-    /// new one. A call the engine gave no instant continues the run it follows, or is not noted.
-    @inline(__always)
-    private func noteHeard(offset: Int, media: Int, frames: Int) {
-        let runEnd = runStart &+ timeline.nanoseconds(ofFrames: runFrames)
-        let at: Int
-        if callHeardAt >= 0 {
-            at = callHeardAt &+ timeline.nanoseconds(ofFrames: offset)
-        } else if runOpen, !seekRunPending, media == runMedia &+ runFrames {
-            at = runEnd
-        } else {
-            return
-        }
-        let drift = at &- runEnd
-        if runOpen, !seekRunPending, media == runMedia &+ runFrames, drift <= Self.resyncThreshold,
-            drift >= -Self.resyncThreshold
-        {
-            runFrames &+= frames
-            timeline.extend(to: runFrames)
-            return
-        }
-        runStart = at
-        runMedia = media
-        runFrames = frames
-        runOpen = true
-        timeline.begin(start: at, media: media, frames: frames, startsSeek: seekRunPending)
-        if seekRunPending {
-            seekRunPending = false
-            shared.timelineSeek.store(serial, ordering: .releasing)
-        }
-    }
-
-    /// Frames a fade at `gain` takes to reach zero in steps of `step` (a hair under, so float
-    /// rounding never adds a frame).
-    @inline(__always)
-    private static func fadeFrames(_ gain: Float, step: Float) -> Int {
-        max(0, Int((gain / step - 1e-3).rounded(.up)))
-    }
-
-    /// The last sample heard becomes a tail that decays to zero, and new audio fades in from zero.
-    @inline(__always)
-    private func beginDiscontinuity() {
-        tailLeft = lastLeft
-        tailRight = lastRight
-        // From silence there is no step to smooth.
-        tailGain = abs(lastLeft) + abs(lastRight) > 1e-6 ? 1 : 0
-        runGain = 0
-    }
-
-    /// Applies the fade (towards 1 while `audible`, towards 0 otherwise) and adds the decaying tail.
-    @inline(__always)
-    private func shape(_ samples: UnsafeMutablePointer<Float>, frames: Int, audible: Bool, step: Float) {
-        guard frames > 0 else { return }
-        let target: Float = audible ? 1 : 0
-        if runGain == target, tailGain == 0, target == 1 {
-            lastLeft = samples[(frames &- 1) &* 2]
-            lastRight = samples[(frames &- 1) &* 2 &+ 1]
-            return
-        }
-        var runGain = self.runGain
-        var tailGain = self.tailGain
-        let tailLeft = self.tailLeft
-        let tailRight = self.tailRight
-        var left: Float = 0
-        var right: Float = 0
-        var index = 0
-        for _ in 0..<frames {
-            if runGain < target {
-                runGain += step
-                if runGain > target - 1e-4 { runGain = target }
-            } else if runGain > target {
-                runGain -= step
-                if runGain < target + 1e-4 { runGain = target }
-            }
-            left = samples[index] * runGain + tailLeft * tailGain
-            right = samples[index &+ 1] * runGain + tailRight * tailGain
-            if tailGain > 0 {
-                tailGain -= step
-                if tailGain < 1e-4 { tailGain = 0 }
-            }
-            samples[index] = left
-            samples[index &+ 1] = right
-            index &+= 2
-        }
-        self.runGain = runGain
-        self.tailGain = tailGain
-        lastLeft = left
-        lastRight = right
-    }
-
-    /// Writes the decaying tail, then zeros.
-    @inline(__always)
-    private func writeSilence(_ samples: UnsafeMutablePointer<Float>, frames: Int, step: Float) {
-        guard frames > 0 else { return }
-        if tailGain == 0 {
-            samples.update(repeating: 0, count: frames &* 2)
-            lastLeft = 0
-            lastRight = 0
-            return
-        }
-        var tailGain = self.tailGain
-        var index = 0
-        for _ in 0..<frames {
-            samples[index] = tailLeft * tailGain
-            samples[index &+ 1] = tailRight * tailGain
-            if tailGain > 0 {
-                tailGain -= step
-                if tailGain < 1e-4 { tailGain = 0 }
-            }
-            index &+= 2
-        }
-        self.tailGain = tailGain
-        lastLeft = samples[(frames &- 1) &* 2]
-        lastRight = samples[(frames &- 1) &* 2 &+ 1]
+        reader.render(into: buffer, frames: frames, heardAt: heardAt)
     }
 }

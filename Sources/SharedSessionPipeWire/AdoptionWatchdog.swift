@@ -1,4 +1,4 @@
-internal import CPipeWireShim
+internal import CAdoptionWatchdog
 import SharedSession
 
 /// The process that gives adopted nodes back when the engine's process ends without doing so
@@ -9,8 +9,9 @@ import SharedSession
 /// the engine tells of each node it ducks, and whose command pipe closes when the engine's process
 /// ends however it ends, can: it is connected to the daemon, has each node bound and follows its
 /// channel volumes (the user's), so the give-back is one `Props` write per node (its soft volumes set to
-/// its channel volumes), confirmed by a round trip, a few milliseconds after the death. It runs this library's own code (the executable is started again with a switch that a C
-/// constructor takes before `main`; see `watchdog.c`), so there is nothing to install.
+/// its channel volumes), confirmed by a round trip, a few milliseconds after the death. It runs this
+/// library's own code (the executable is started again with a switch that a C constructor takes before
+/// `main`; see `Sources/CAdoptionWatchdog/watchdog.c`), so there is nothing to install.
 ///
 /// Used from the loop thread (or with the loop lock held); the command pipe is non-blocking.
 final class AdoptionWatchdog {
@@ -23,7 +24,7 @@ final class AdoptionWatchdog {
     static func start(remoteName: String?) -> Result<AdoptionWatchdog, SessionError> {
         var fd: Int32 = -1
         var failure = [CChar](repeating: 0, count: 512)
-        let pid = CPipeWireShim_watchdogSpawn(remoteName, &fd, &failure, failure.count)
+        let pid = CAdoptionWatchdog_spawn(remoteName, &fd, &failure, failure.count)
         guard pid > 0 else {
             let reason = String(decoding: failure.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return .failure(
@@ -64,14 +65,14 @@ final class AdoptionWatchdog {
     /// Closes the command pipe and reaps the process; it gives back what it still holds first.
     func stop() {
         guard commandFD >= 0 else { return }
-        CPipeWireShim_watchdogStop(pid, commandFD)
+        CAdoptionWatchdog_stop(pid, commandFD)
         commandFD = -1
         watched.removeAll()
     }
 
     private func send(_ line: String) -> Int32 {
         guard commandFD >= 0 else { return -Int32(EBADF) }
-        return CPipeWireShim_watchdogSend(commandFD, line)
+        return CAdoptionWatchdog_send(commandFD, line)
     }
 }
 

@@ -7,8 +7,9 @@ import SharedSession
 /// (``CoreConnection``), the streams' nodes (made by ``NodeFactory``), the overlay bus, the two
 /// captures (``CaptureSlot``), the graph (``GraphTracker``), the reconnection (``ReconnectPolicy``) and
 /// the one timer (``LoopTimer``), the one wake-up (``LoopSignal``) and the adopted nodes (the
-/// ``AdoptionMachine`` it drives, see `EngineCore+Adoption.swift`). Reached only through ``ThreadLoop/withLock(_:)`` or from PipeWire
-/// callbacks, which hold the loop lock; never from the data thread.
+/// ``AdoptionMachine`` it drives, see `EngineCore+Adoption.swift`). Reached only through
+/// ``ThreadLoop/withLock(_:)`` or from PipeWire callbacks, which hold the loop lock; never from the data
+/// thread.
 ///
 /// Housekeeping follows PipeWire's events: a broken connection is torn down right after the core's
 /// error, nodes' deadlines end when their state changes, the graph's changes arrive from the registry.

@@ -9,9 +9,9 @@ import SharedSessionCoding
 #endif
 
 /// The line protocol between a ``SessionServer`` and a ``RemoteSession``: one JSON object per line
-/// (`\n`), in the coding of SharedSessionCoding (the one Recording writes). A unit's calls travel in the form a recording
-/// gives the session's inputs of their kind, and events, errors and snapshots as a recording writes
-/// them, so a recording of a host with remote units replays like any other.
+/// (`\n`), in the coding of SharedSessionCoding (the one Recording writes). A unit's calls travel in the
+/// form a recording gives the session's inputs of their kind, and events, errors and snapshots as a
+/// recording writes them, so a recording of a host with remote units replays like any other.
 ///
 /// A unit sends:
 /// - first, `{"hello": {"protocol": 1, "owner": "watch-party"}}`;

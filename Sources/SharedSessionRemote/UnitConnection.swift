@@ -237,7 +237,8 @@ final class UnitConnection: ChannelDuplexHandler {
                 SessionError(
                     code: .accessRefused,
                     message:
-                        "the unit speaks protocol version \(version), the host speaks version \(RemoteProtocol.version): "
+                        "the unit speaks protocol version \(version), "
+                        + "the host speaks version \(RemoteProtocol.version): "
                         + "use a SharedSessionRemote of the host's version"))
             return
         }

@@ -29,8 +29,8 @@ public enum UnitRequest: Sendable, Hashable {
 }
 
 /// The `input` of a request line (protocol version 1): a unit's call in the JSON form a recording
-/// gives the session's input of that kind, `{"kind": "<case>", <its values by name>}`, so a unit built
-/// before this type existed talks to the host unchanged. The fields a unit has no say in are on the
+/// gives the session's input of that kind, `{"kind": "<case>", <its values by name>}`: the wire and a
+/// recording share one form, and any unit that writes it talks to the host. The fields a unit has no say in are on the
 /// wire all the same: `acquire` and `duck` carry a placeholder `lease` (0, read and ignored), and
 /// `ignoredRelease` the `cause` (the unit's own; read and ignored, as the host records its own cause).
 /// Only the values' own codings are used (`AudioSessionType`, `LeaseID`, `DuckRequest`, `EventCause`),

@@ -74,7 +74,8 @@ struct FormatTests {
         print(
             "\(format.name): \(source.info), \(frames) frames heard, \(rendered.count / 2) rendered, "
                 + "onset \(onset), duration \(String(describing: source.duration)), decoded 2 s in "
-                + "\(elapsed) (\(Int(2 / (Double(elapsed.components.attoseconds) * 1e-18 + Double(elapsed.components.seconds))))× real time)"
+                + "\(elapsed) "
+                + "(\(Int(2 / (Double(elapsed.components.attoseconds) * 1e-18 + Double(elapsed.components.seconds))))× real time)"
         )
         #expect(abs(frames - 96_000) <= format.lengthTolerance)
         #expect(frames == 96_000 + format.extraFrames, "the length heard, to the frame")

@@ -292,7 +292,8 @@ struct PlaybackTests {
             rendered += quantum
         }
         print(
-            "real-time playback: \(rendered) frames, \(source.underrunCount) underruns, ring never under \(least) frames"
+            "real-time playback: \(rendered) frames, \(source.underrunCount) underruns, ring never under \(least) "
+                + "frames"
         )
         #expect(source.underrunCount == 0)
         #if SHAREDSESSION_TSAN

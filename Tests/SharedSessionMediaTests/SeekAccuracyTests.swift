@@ -115,8 +115,10 @@ struct SeekAccuracyTests {
             if target < clickAt, clickAt - target < 9600 {
                 let arrival = Self.click(heard, in: 240..<9600)
                 print(
-                    "  \(container.name) seek to frame \(target): click after \(arrival) frames (expected \(clickAt - target)), "
-                        + "residual \(first) dB over the first 5 ms, \(early) dB over 5-40 ms, \(later) dB over 40-200 ms"
+                    "  \(container.name) seek to frame \(target): click after \(arrival) frames (expected "
+                        + "\(clickAt - target)), "
+                        + "residual \(first) dB over the first 5 ms, \(early) dB over 5-40 ms, \(later) dB over "
+                        + "40-200 ms"
                 )
                 #expect(abs(arrival - (clickAt - target)) <= 1)
             } else {

@@ -46,7 +46,8 @@ struct StressTests {
         done.store(true, ordering: .relaxed)
         await control.value
         print(
-            "stress: \(actions.load(ordering: .relaxed)) control actions, peak \(peak), \(source.underrunCount) underruns"
+            "stress: \(actions.load(ordering: .relaxed)) control actions, peak \(peak), \(source.underrunCount) "
+                + "underruns"
         )
         #expect(finite)
         #expect(peak > 0.1)  // it played

@@ -2,6 +2,7 @@ import Foundation
 import SharedSession
 import SharedSessionMedia
 @_spi(Testing) import SharedSessionPipeWire
+import SharedSessionPipeWireTesting
 import SharedSessionTesting
 import Testing
 
@@ -278,9 +279,11 @@ extension DaemonTests {
 
             let (median, worst) = summary(delayed + afterSeek)
             print(
-                "[measure] clock at the ear through a 200 ms sink: latency \(direct) → \(to) (event from \(String(describing: from))), "
+                "[measure] clock at the ear through a 200 ms sink: latency \(direct) → \(to) (event from "
+                    + "\(String(describing: from))), "
                     + "\((delayed + afterSeek).count) clicks, error median \(String(format: "%.3f", median)) ms, "
-                    + "worst \(String(format: "%.3f", worst)) ms; plain sink before \(plain.map { String(format: "%.3f", $0) }), "
+                    + "worst \(String(format: "%.3f", worst)) ms; plain sink before "
+                    + "\(plain.map { String(format: "%.3f", $0) }), "
                     + "after \(returned.map { String(format: "%.3f", $0) })")
             #expect(abs((to - direct - .milliseconds(200)) / .milliseconds(1)) < 1)
             #expect(delayed.count >= 4 && afterSeek.count >= 2)
@@ -320,8 +323,10 @@ extension DaemonTests {
             _ = clicks.clicksHeard()
             let after = try await clicks.errors(of: movie, for: .milliseconds(2000))
             print(
-                "[measure] clock at the ear across a daemon restart: before \(before.count) clicks, after \(after.count) clicks, "
-                    + "worst \(String(format: "%.3f", summary(before + after).worst)) ms; clock \(heardBefore) before, \(heardAfter) on reconnection"
+                "[measure] clock at the ear across a daemon restart: before \(before.count) clicks, after "
+                    + "\(after.count) clicks, "
+                    + "worst \(String(format: "%.3f", summary(before + after).worst)) ms; clock \(heardBefore) "
+                    + "before, \(heardAfter) on reconnection"
             )
             #expect(before.count >= 2 && after.count >= 3)
             #expect((before + after).allSatisfy { abs($0) <= Self.tolerance }, "\(before) \(after)")
@@ -361,7 +366,8 @@ extension DaemonTests {
             let rate = (last.clock - first.clock) / (last.at - first.at)
             print(
                 "[measure] clock at the ear read \(samples.count) times over 10 s: \(backwards) steps back, "
-                    + "largest step \(worstExcess) beyond the time between reads, advanced at \(rate)× the monotonic clock"
+                    + "largest step \(worstExcess) beyond the time between reads, advanced at \(rate)× the monotonic "
+                    + "clock"
             )
             #expect(samples.count > 5000)
             #expect(backwards == 0)

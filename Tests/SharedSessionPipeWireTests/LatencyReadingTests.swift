@@ -1,4 +1,5 @@
 import SharedSession
+import SharedSessionPipeWireTesting
 import Testing
 
 @testable import SharedSessionPipeWire

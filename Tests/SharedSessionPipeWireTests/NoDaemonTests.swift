@@ -1,5 +1,6 @@
 import Foundation
 import SharedSession
+import SharedSessionPipeWireTesting
 import Testing
 
 @testable import SharedSessionPipeWire

@@ -58,7 +58,8 @@ extension DaemonTests {
 
             print(
                 "[adoption] GStreamer main: before \(before), ducked \(ducked), ducked at volume 0.5 \(duckedAtHalf), "
-                    + "restored \(restored) dBFS; largest step of the volume's ramp \(volumeStep) dB; overlay \(adopted)"
+                    + "restored \(restored) dBFS; largest step of the volume's ramp \(volumeStep) dB; overlay "
+                    + "\(adopted)"
             )
             #expect(abs(before - mainLevel) < 0.5)
             #expect(abs(ducked - (mainLevel - 20)) < 0.5)

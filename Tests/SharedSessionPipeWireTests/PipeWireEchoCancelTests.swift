@@ -43,7 +43,9 @@ extension DaemonTests {
                 erle: EchoRoom.decibels(echoHeard) - EchoRoom.decibels(echoCaptured),
                 nearEndKept: EchoRoom.decibels(nearCaptured) - EchoRoom.decibels(nearHeard))
             print(
-                "[measure] echo (\(configuration.mode), delay \(delay) + the graph's, echo \(LevelMeter.decibels(Double(attenuation))) dB): echo in the microphone \(EchoRoom.decibels(echoHeard)) dBFS, in the capture \(EchoRoom.decibels(echoCaptured)) dBFS: ERLE \(figures.erle) dB; near end in the microphone \(EchoRoom.decibels(nearHeard)) dBFS, kept \(figures.nearEndKept) dB; captured \(captured.count / 2) frames, heard \(heard.count / 2)"
+                "[measure] echo (\(configuration.mode), delay \(delay) + the graph's, echo "
+                    + "\(LevelMeter.decibels(Double(attenuation))) dB): echo in the microphone "
+                    + "\(EchoRoom.decibels(echoHeard)) dBFS, in the capture \(EchoRoom.decibels(echoCaptured)) dBFS: ERLE \(figures.erle) dB; near end in the microphone \(EchoRoom.decibels(nearHeard)) dBFS, kept \(figures.nearEndKept) dB; captured \(captured.count / 2) frames, heard \(heard.count / 2)"
             )
             return (figures, cancelling, nodes)
         }

@@ -101,7 +101,8 @@ extension DaemonTests {
             let rms = Self.median(try windows.map { try meter.rms(samples, frames: $0) })
             let whole = try meter.toneLevel(samples, frequency: mainTone, frames: window(start + 480, 9600))
             print(
-                "[measure] main stream: tone \(level) dBFS (median of 10 ms windows; over the 200 ms \(whole)), RMS \(rms) dBFS; quantum \(rig.engine.quantum); realtime \(rig.engine.isRealtime)"
+                "[measure] main stream: tone \(level) dBFS (median of 10 ms windows; over the 200 ms \(whole)), RMS "
+                    + "\(rms) dBFS; quantum \(rig.engine.quantum); realtime \(rig.engine.isRealtime)"
             )
             #expect(abs(level - mainLevel) < 0.1)
             #expect(abs(rms - LevelMeter.decibels(0.5 / 2.squareRoot())) < 0.1)
@@ -148,7 +149,9 @@ extension DaemonTests {
             let ramp = milliseconds(reached - rampStart)
             let quantum = Double(rig.engine.quantum) / 48
             print(
-                "[measure] engine duck: before \(before) dB, ducked \(ducked - before) dB, restored \(restored - before) dB, request to -19 dB \(latency) ms, heard ramp to -19 dB \(ramp) ms (fade 150 ms, quantum \(quantum) ms)"
+                "[measure] engine duck: before \(before) dB, ducked \(ducked - before) dB, restored "
+                    + "\(restored - before) dB, request to -19 dB \(latency) ms, heard ramp to -19 dB \(ramp) ms "
+                    + "(fade 150 ms, quantum \(quantum) ms)"
             )
             #expect(abs(ducked - before + 20) <= 0.1)
             #expect(abs(restored - before) <= 0.1)
@@ -309,7 +312,8 @@ extension DaemonTests {
                 frame += 2400
             }
             print(
-                "[measure] voice capture: \(frames) frames, best 100 ms level of the 750 Hz tone \(best) dBFS (played at \(mainLevel))"
+                "[measure] voice capture: \(frames) frames, best 100 ms level of the 750 Hz tone \(best) dBFS (played "
+                    + "at \(mainLevel))"
             )
             #expect(frames > 9600)
             #expect(abs(best - LevelMeter.decibels(0.5)) < 0.1)
@@ -376,7 +380,8 @@ extension DaemonTests {
                 frames: (countedFrom + 2 * rig.engine.quantum)..<countedTo)
             let quietest = heard.map(\.level).min() ?? LevelMeter.silence
             print(
-                "[measure] \(layout): data thread over \(counted) process callbacks (\(inCallbacks.callbacks) buffers): "
+                "[measure] \(layout): data thread over \(counted) process callbacks (\(inCallbacks.callbacks) "
+                    + "buffers): "
                     + "\(counts.allocations) allocations, \(counts.frees) frees, \(counts.locks) locks; inside the "
                     + "callbacks \(inCallbacks.allocations) allocations, \(inCallbacks.frees) frees, "
                     + "\(inCallbacks.locks) locks, \(inCallbacks.syscalls) system calls; PipeWire's own loop around "
@@ -426,7 +431,8 @@ extension DaemonTests {
             CRealtimeProbe_unwatch()
             rig.engine.closeStream(StreamID(rawValue: 5))
             print(
-                "[measure] data thread with a source that reads the clock: \(broken.syscalls) system calls, last \(brokenCall)"
+                "[measure] data thread with a source that reads the clock: \(broken.syscalls) system calls, last "
+                    + "\(brokenCall)"
             )
             #expect(broken.syscalls > 0)
             #expect(brokenCall == "clock_gettime")

@@ -55,7 +55,9 @@ extension DaemonTests {
             let loud = try difference(from: 4.5)
             let quiet = try difference(from: 12.5)
             print(
-                "[measure] loudness duck on PipeWire (quantum \(rig.engine.quantum)): voice − movie \(loud.difference) LU at depth \(loud.depth) dB; after the movie stepped down 12 dB, \(quiet.difference) LU at depth \(quiet.depth) dB"
+                "[measure] loudness duck on PipeWire (quantum \(rig.engine.quantum)): voice − movie "
+                    + "\(loud.difference) LU at depth \(loud.depth) dB; after the movie stepped down 12 dB, "
+                    + "\(quiet.difference) LU at depth \(quiet.depth) dB"
             )
             #expect(abs(loud.difference - 10) <= 1)
             #expect(abs(quiet.difference - 10) <= 1)

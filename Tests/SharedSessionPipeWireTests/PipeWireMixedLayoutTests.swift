@@ -224,7 +224,8 @@ extension DaemonTests {
             let level = try meter.toneLevel(
                 rig.recorder.samples, frequency: overlayTone, frames: window(mark - 4800, 4800))
             print(
-                "[measure] mixed layout: wpctl set-volume 0.5 on the bus reported as \(reported); overlay at \(level) dBFS after"
+                "[measure] mixed layout: wpctl set-volume 0.5 on the bus reported as \(reported); overlay at \(level) "
+                    + "dBFS after"
             )
             #expect(Set(reported.map(\.0)) == [overlayID, second], "one report per overlay, none for the main")
             #expect(reported.allSatisfy { abs($0.1 - 0.125) < 0.01 }, "wpctl's 0.5 is cubic: 0.125 linear")

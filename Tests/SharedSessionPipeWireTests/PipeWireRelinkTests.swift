@@ -48,8 +48,10 @@ extension DaemonTests {
             try await rig.recorder.record(for: .milliseconds(300))
             let afterRestart = try rig.mainLevel()
             print(
-                "[measure] late session manager: daemon and WirePlumber up \(restartedAfter.milliseconds) ms after the kill, "
-                    + "ducked main back in the recording \(backAfter.milliseconds) ms after it (frame \(backMark)) at \(afterRestart) dBFS"
+                "[measure] late session manager: daemon and WirePlumber up \(restartedAfter.milliseconds) ms after "
+                    + "the kill, "
+                    + "ducked main back in the recording \(backAfter.milliseconds) ms after it (frame \(backMark)) at "
+                    + "\(afterRestart) dBFS"
             )
             // Measured (three runs): the same ducked level to 0.0000001 dB, restored to 0.0000001 dB.
             #expect(abs(afterRestart - ducked) <= 0.1, "still ducked after the restart")

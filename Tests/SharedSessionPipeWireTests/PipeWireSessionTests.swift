@@ -49,7 +49,9 @@ extension DaemonTests {
             let restoreRamp = milliseconds(restoredAt - restoreStart)
             let quantum = Double(rig.engine.quantum) / 48
             print(
-                "[measure] session duck: ducked \(ducked - before) dB, restored \(restored - before) dB, duck request to -19 dB \(latency) ms (fadeDown 150 ms, quantum \(quantum) ms); release to within 0.1 dB \(restoreLatency) ms, heard restore ramp \(restoreRamp) ms (fadeUp 400 ms)"
+                "[measure] session duck: ducked \(ducked - before) dB, restored \(restored - before) dB, duck request "
+                    + "to -19 dB \(latency) ms (fadeDown 150 ms, quantum \(quantum) ms); release to within 0.1 dB "
+                    + "\(restoreLatency) ms, heard restore ramp \(restoreRamp) ms (fadeUp 400 ms)"
             )
             #expect(abs(ducked - before + 20) <= 0.1)
             #expect(abs(restored - before) <= 0.1)
@@ -96,7 +98,8 @@ extension DaemonTests {
             try await rig.recorder.record(for: .milliseconds(700))
             let restored = try rig.mainLevel() - full
             print(
-                "[measure] stacked: one duck \(oneDuck) dB, two \(twoDucks) dB, volume 0.5 while ducked \(halfVolumeDucked) dB, second released \(backToFirst) dB, both released \(restored) dB"
+                "[measure] stacked: one duck \(oneDuck) dB, two \(twoDucks) dB, volume 0.5 while ducked "
+                    + "\(halfVolumeDucked) dB, second released \(backToFirst) dB, both released \(restored) dB"
             )
             #expect(abs(oneDuck + 20) <= 0.1)
             #expect(abs(twoDucks - LevelMeter.decibels(0.05)) <= 0.1)
@@ -157,7 +160,8 @@ extension DaemonTests {
                 if case .streamRenegotiated(main.id, _) = $0 { true } else { false }
             }
             print(
-                "[measure] session quantum \(initial) -> \(forced) -> \(after); gap ours \(ours) ms, pw-play's \(theirs) ms"
+                "[measure] session quantum \(initial) -> \(forced) -> \(after); gap ours \(ours) ms, pw-play's "
+                    + "\(theirs) ms"
             )
             #expect(initial > 0)
             #expect(forced == 4096)

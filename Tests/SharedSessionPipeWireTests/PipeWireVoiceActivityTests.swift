@@ -62,7 +62,9 @@ extension DaemonTests {
             let shortGap = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 620, 4800))
             let longGap = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 3150, 4800))
             print(
-                "[measure] voice-activity duck on PipeWire: main -19 dB \(latency) ms after the first syllable (attack 20 ms, quantum \(quantum) ms); speaking \(speaking - before) dB, in a 150 ms gap \(shortGap - before) dB, 1.8 s into a 2.4 s gap \(longGap - before) dB"
+                "[measure] voice-activity duck on PipeWire: main -19 dB \(latency) ms after the first syllable "
+                    + "(attack 20 ms, quantum \(quantum) ms); speaking \(speaking - before) dB, in a 150 ms gap "
+                    + "\(shortGap - before) dB, 1.8 s into a 2.4 s gap \(longGap - before) dB"
             )
             #expect(before > mainLevel - 0.5, "the movie plays at full level before anyone speaks")
             // The attack, at most one quantum until the main stream's next cycle hears the far end's

@@ -52,7 +52,8 @@ extension DaemonTests.EngineTests {
         let ours = try longestGap(samples, frequency: mainTone, level: mainLevel, frames: start + 480..<end)
         let theirs = try reference.gap(from: referenceStart + 480)
         print(
-            "[measure] quantum \(initial) -> \(forced) -> \(after); events \(quanta); largest step \(step); lowest 10 ms window \(lowest) dB; gap ours \(ours) ms, pw-play's \(theirs) ms; renegotiation pauses \(pauses)"
+            "[measure] quantum \(initial) -> \(forced) -> \(after); events \(quanta); largest step \(step); lowest 10 "
+                + "ms window \(lowest) dB; gap ours \(ours) ms, pw-play's \(theirs) ms; renegotiation pauses \(pauses)"
         )
         #expect(forced == 4096)
         #expect(after == initial)

@@ -74,7 +74,8 @@ extension DaemonTests {
             restoreStarts.sort()
             let quantum = Double(rig.engine.quantum) / 48
             print(
-                "[measure] remote unit on PipeWire: duck call → -19 dB heard, in-process \(milliseconds(localReached - localMark)) ms, "
+                "[measure] remote unit on PipeWire: duck call → -19 dB heard, in-process "
+                    + "\(milliseconds(localReached - localMark)) ms, "
                     + "remote (unit process) median \(duckLatencies[5]) ms, max \(duckLatencies.last!) ms; "
                     + "reaped → restore start heard median \(restoreStarts[5]) ms, max \(restoreStarts.last!) ms "
                     + "(quantum \(quantum) ms, 10 ms analysis window)")

@@ -72,7 +72,8 @@ struct LoudnessDuckCompositionTests {
         // Down: within the fade (150 ms) and the attack, the movie is 6 dB under where it would be.
         let down = Self.blocks(8.2, 16).map { heard[$0] - reference[$0] }
         print(
-            "[measure] loudness duck, \(movieName), volume 1 → 0.5: \(down.min()!)…\(down.max()!) dB against the duck alone (\(half) asked)"
+            "[measure] loudness duck, \(movieName), volume 1 → 0.5: \(down.min()!)…\(down.max()!) dB against the duck "
+                + "alone (\(half) asked)"
         )
         for (offset, difference) in down.enumerated() {
             #expect(abs(difference - half) <= 0.5, "\(8.2 + Double(offset) / 100) s: \(difference) dB")
@@ -153,7 +154,8 @@ struct LoudnessDuckCompositionTests {
         )
         let held = Self.blocks(11, 24).map { heard[$0] - min(-20, reference[$0]) }
         print(
-            "[measure] loudness duck under a fixed duck, \(movieName): from 3 s on \(held.min()!)…\(held.max()!) dB from the target"
+            "[measure] loudness duck under a fixed duck, \(movieName): from 3 s on \(held.min()!)…\(held.max()!) dB "
+                + "from the target"
         )
         #expect(held.allSatisfy { abs($0) <= 1 })
     }

@@ -43,7 +43,8 @@ struct LoudnessDuckDefaultTests {
         let voiceLevel = try LoudnessDuckTests.ffmpegLoudness(rendered.voice, frames: settled)
         let heard = try LoudnessDuckTests.ffmpegLoudness(rendered.main, frames: settled)
         print(
-            "[measure] loudness duck at its default bound: movie \(movieLevel) LUFS, voice \(voiceLevel) LUFS, the movie heard at \(heard) LUFS: \(heard - movieLevel) dB"
+            "[measure] loudness duck at its default bound: movie \(movieLevel) LUFS, voice \(voiceLevel) LUFS, the "
+                + "movie heard at \(heard) LUFS: \(heard - movieLevel) dB"
         )
         // The margin asks for at least 5 dB more than the bound gives, so a deeper bound shows.
         #expect(voiceLevel - 10 - movieLevel < -35, "the material asks for less than the bound")

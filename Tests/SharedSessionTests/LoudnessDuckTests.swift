@@ -228,7 +228,9 @@ struct LoudnessDuckTests {
         for (index, section) in differences.enumerated() {
             let sorted = section.sorted()
             print(
-                "[measure] loudness duck, section \(index) (\(Self.sections[index].lufs) LUFS): voice − movie median \(sorted[sorted.count / 2]) LU, range \(sorted.first!)…\(sorted.last!) over \(sorted.count) windows"
+                "[measure] loudness duck, section \(index) (\(Self.sections[index].lufs) LUFS): voice − movie median "
+                    + "\(sorted[sorted.count / 2]) LU, range \(sorted.first!)…\(sorted.last!) over \(sorted.count) "
+                    + "windows"
             )
             for difference in section {
                 #expect(abs(difference - 10) <= 1, "section \(index): the voice is \(difference) LU above the movie")
@@ -430,7 +432,9 @@ struct LoudnessDuckTests {
         let fixed = totals["fixed"]!
         let loudness = totals["loudness"]!
         print(
-            "[measure] pumping over \(fixed.seconds) s of speech: fixed duck \(Double(fixed.rises) * 60 / fixed.seconds) rises a minute, loudness duck \(Double(loudness.rises) * 60 / loudness.seconds)"
+            "[measure] pumping over \(fixed.seconds) s of speech: fixed duck "
+                + "\(Double(fixed.rises) * 60 / fixed.seconds) rises a minute, loudness duck "
+                + "\(Double(loudness.rises) * 60 / loudness.seconds)"
         )
         #expect(loudness.rises <= fixed.rises)
     }

@@ -54,7 +54,8 @@ struct LoudnessMeterTests {
             let meter = try LoudnessMeter()
             Self.feed(meter, [Self.stereo(level, 20)])
             print(
-                "[measure] Tech 3341 case \(level == -23 ? 1 : 2): M \(meter.momentary), S \(meter.shortTerm), I \(meter.integrated) LUFS"
+                "[measure] Tech 3341 case \(level == -23 ? 1 : 2): M \(meter.momentary), S \(meter.shortTerm), I "
+                    + "\(meter.integrated) LUFS"
             )
             #expect(abs(meter.momentary - level) <= 0.1)
             #expect(abs(meter.shortTerm - level) <= 0.1)

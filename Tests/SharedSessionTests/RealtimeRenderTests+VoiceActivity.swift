@@ -41,7 +41,8 @@ extension RealtimeRenderTests {
         let counts = CRealtimeProbe_read()
         print(
             "[measure] voice-activity kernel: \(callbacks) callbacks, \(counts.allocations) allocations, "
-                + "\(counts.frees) frees, \(counts.locks) locks, \(counts.syscalls) syscalls; main between \(lowest) and \(highest)"
+                + "\(counts.frees) frees, \(counts.locks) locks, \(counts.syscalls) syscalls; main between \(lowest) "
+                + "and \(highest)"
         )
         #expect(counts.allocations == 0, "last counted call: \(String(cString: CRealtimeProbe_lastCall()))")
         #expect(counts.frees == 0)

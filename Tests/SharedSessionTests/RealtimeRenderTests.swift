@@ -55,7 +55,8 @@ struct RealtimeRenderTests {
         let counts = CRealtimeProbe_read()
         let culprit = String(cString: CRealtimeProbe_lastCall())
         print(
-            "[measure] loudness meter, 200 quanta of 1024 frames: \(counts.allocations) allocations, \(counts.locks) locks, \(counts.syscalls) system calls"
+            "[measure] loudness meter, 200 quanta of 1024 frames: \(counts.allocations) allocations, \(counts.locks) "
+                + "locks, \(counts.syscalls) system calls"
         )
         #expect(counts.allocations == 0, "last counted call: \(culprit)")
         #expect(counts.frees == 0, "last counted call: \(culprit)")

@@ -44,7 +44,8 @@ struct VoiceActivitySpeechTests {
         let back = (end + Int((policy.hold + policy.release).inSeconds * 48_000) + 1)..<gain.count
         let backLevel = back.map { abs(LevelMeter.decibels(gain[$0])) }.max() ?? .infinity
         print(
-            "[measure] speech \(voice): \(speech.count / Self.rate) ms turn; the movie rose \(rise) dB above the duck while it went on, \(heldRise) dB during the hold; \(backLevel) dB off its level after hold + release"
+            "[measure] speech \(voice): \(speech.count / Self.rate) ms turn; the movie rose \(rise) dB above the duck "
+                + "while it went on, \(heldRise) dB during the hold; \(backLevel) dB off its level after hold + release"
         )
         #expect(rise < 0.1, "the movie rises between the words of a turn (\(voice)): pumping")
         #expect(heldRise < 0.1, "the movie comes back before the hold is over (\(voice))")

@@ -12,7 +12,6 @@
 #include <stdint.h>
 
 #include "CPipeWireShimModule.h"
-#include "CPipeWireShimLatencySink.h"
 
 /// PW_ID_ANY and PW_ID_CORE.
 extern const uint32_t CPipeWireShim_idAny;
@@ -90,17 +89,6 @@ int CPipeWireShim_nodeSetSoftVolumes(struct pw_node *node, uint32_t channels, fl
 /// is set to the soft volumes' mean, or -1 when absent; `mute` to 0 or 1, or -1 when absent.
 int CPipeWireShim_parseProps(const struct spa_pod *pod, float *volumes, uint32_t maximum, float *soft, int *mute);
 
-// The adoption watchdog (watchdog.c): a process of its own that gives adopted nodes their own volume
-// back when the engine's process ends without doing so.
-
-/// Starts the watchdog connected to the daemon `remoteName` (NULL: PipeWire's default) and waits for it
-/// to say it runs. Returns its pid and sets `commandFD` (the write end of its command pipe,
-/// non-blocking, close-on-exec), or returns -1 with the reason in `failure`.
-pid_t CPipeWireShim_watchdogSpawn(const char *remoteName, int *commandFD, char *failure, size_t failureSize);
-/// Sends one command line ("adopt ID VOLUME\n", "release ID\n"). Returns 0 or a negative errno.
-int CPipeWireShim_watchdogSend(int commandFD, const char *line);
-/// Closes the command pipe (the watchdog gives back what it still holds and exits) and reaps it.
-void CPipeWireShim_watchdogStop(pid_t pid, int commandFD);
 /// SPA_PARAM_Props.
 extern const uint32_t CPipeWireShim_paramProps;
 /// The node's state as an int (pw_node_info.state): PW_NODE_STATE_RUNNING is 3.

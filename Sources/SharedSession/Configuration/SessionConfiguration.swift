@@ -28,7 +28,8 @@ public struct SessionConfiguration: Hashable, Sendable, CustomStringConvertible 
             throw SessionError(
                 code: .invalidConfiguration,
                 message: "mode \(mode) is not allowed with category \(category): "
-                    + "use it with \(mode.categories.map(\.name).sorted().joined(separator: " or ")), or use mode default"
+                    + "use it with \(mode.categories.map(\.name).sorted().joined(separator: " or ")), "
+                    + "or use mode default"
             )
         }
         self.category = category

@@ -25,7 +25,10 @@ extension SharedSession {
             let made = SharedSession(engine: OfflineEngine())
             let origin = callerOfShared()
             made.logger.warning(
-                "SharedSession.shared used before bootstrap(engine:policy:): using an offline engine; a later bootstrap will stop the process",
+                """
+                SharedSession.shared used before bootstrap(engine:policy:): using an offline engine; \
+                a later bootstrap will stop the process
+                """,
                 metadata: ["first use": "\(origin)"])
             global.session = made
             global.origin = "SharedSession.shared was first used before any bootstrap, at:\n\(origin)"

@@ -324,9 +324,8 @@ private struct SceneReader {
             if process, duck != .level {
                 throw fail(
                     try required(fields, "duck", what: "\"level\""), fields.field("duck"),
-                    expected:
-                        "\"level\": a voice chat in a helper process ducks through the SDK's delegate, which has no loudness duck"
-                )
+                    expected: "\"level\": a voice chat in a helper process ducks through the SDK's delegate, "
+                        + "which has no loudness duck")
             }
             action = .voiceJoin(try media(in: fields), helperProcess: process, duck: duck)
         case "voice-leave": action = .voiceLeave

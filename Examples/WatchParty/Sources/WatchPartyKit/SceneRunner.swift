@@ -3,6 +3,7 @@ public import Logging
 import SharedSession
 import SharedSessionMedia
 import SharedSessionPipeWire
+import SharedSessionPipeWireTesting
 import Synchronization
 
 /// Plays a ``Scene`` through a `SharedSession`: the host's movie as the main stream, the SDKs through

@@ -21,7 +21,11 @@ import Testing
         if case .number(let number) = elements[1].value { #expect(number == -25) } else { Issue.record("not -25") }
         // Columns count characters: "é" is two bytes.
         #expect(members[1].value.position == SourcePosition(line: 3, column: 8))
-        if case .string(let text) = members[1].value.value { #expect(text == "xé\n🎬") } else { Issue.record("text") }
+        if case .string(let text) = members[1].value.value {
+            #expect(text == "xé\n🎬")
+        } else {
+            Issue.record("text")
+        }
     }
 
     @Test func windowsLineEndingsAndAByteOrderMarkKeepPositionsRight() {

@@ -40,9 +40,9 @@ struct SessionState: Sendable {
         case lease(LeaseID)
         /// A duck request was admitted with this id, as `style` (a unit's limits may have changed what
         /// it asked); `expires`: it has a deadline (``DuckInfo/deadline``). Only plain values: the
-        /// road copies an outcome several times, and a payload with a `DuckInfo` or any
-        /// `ContinuousClock.Instant` in it (a resilient type, copied through its runtime witnesses)
-        /// made a duck and its release cost 18 % more on one thread and 2.7 times as much on two.
+        /// road copies an outcome several times, and a payload holding a resilient type (a `DuckInfo`,
+        /// a `ContinuousClock.Instant`) is copied through its runtime witnesses each time, a cost every
+        /// duck and release would pay (BENCHMARKS.md measures the request path).
         case duck(LeaseID, style: DuckStyle, expires: Bool)
         /// A stream joined with this id.
         case opened(StreamID)

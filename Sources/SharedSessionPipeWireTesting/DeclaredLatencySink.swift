@@ -1,17 +1,19 @@
-internal import CPipeWireShim
+internal import CLatencySink
 public import SharedSession
 
 /// A PipeWire sink with a known latency it declares: what is played into it comes out of another
 /// sink (`target`) exactly ``delay`` later, and it declares that delay on its port as Bluetooth
 /// headphones declare their codec and transport delay. A stream playing into it sees the delay in the
-/// route's latency (`StreamHandle.outputLatency` grows by it), so a player can check
-/// its lip sync (`MediaFileSource.clock(at:)`, the clock at the ear) without headphones, and a test can record
-/// the target's monitor to hear where each frame really lands.
+/// route's latency (`StreamHandle.outputLatency` grows by it), so a player can check its lip sync
+/// (`MediaFileSource.clock(at:)`, the clock at the ear) without headphones, and a test can record the
+/// target's monitor to hear where each frame really lands.
 ///
 /// ```swift
-/// let headphones = try DeclaredLatencySink(name: "pretend-headphones", target: "alsa_output.pci", delay: .milliseconds(200))
+/// let headphones = try DeclaredLatencySink(
+///     name: "pretend-headphones", target: "alsa_output.pci", delay: .milliseconds(200))
 /// // move the movie's stream to "pretend-headphones" (a mixer, `target.object`), or open it there:
-/// let movie = try session.openMainStream(StreamDescriptor(name: "movie", role: .movie, target: headphones.name), source: source)
+/// let movie = try session.openMainStream(
+///     StreamDescriptor(name: "movie", role: .movie, target: headphones.name), source: source)
 /// ```
 ///
 /// It keeps a connection and a thread of its own, built as PipeWire's `module-loopback` is: an
@@ -29,7 +31,8 @@ public final class DeclaredLatencySink: Sendable {
     /// The same, as a duration.
     public var delay: Duration { AudioFormat.standard.duration(ofFrames: delayFrames) }
 
-    /// The C sink's address; 0 once closed. Behind the package's lock so a count read never races the close.
+    /// The C sink's address; 0 once closed. Behind the package's lock so a count read never races the
+    /// close.
     private let handle: Locked<UInt>
 
     /// The longest delay taken: more than any real route (a network sink, about 2 s).
@@ -45,9 +48,8 @@ public final class DeclaredLatencySink: Sendable {
         guard !name.isEmpty, !target.isEmpty else {
             throw SessionError(
                 code: .invalidValue,
-                message:
-                    "a latency sink needs a name and a target sink: give both, such as \"pretend-headphones\" and the default sink's node.name"
-            )
+                message: "a latency sink needs a name and a target sink: give both, such as "
+                    + "\"pretend-headphones\" and the default sink's node.name")
         }
         guard delay >= .zero, delay <= Self.maximumDelay else {
             throw .invalidValue(
@@ -55,13 +57,12 @@ public final class DeclaredLatencySink: Sendable {
         }
         let frames = AudioFormat.standard.frames(in: delay)
         var message = [CChar](repeating: 0, count: 256)
-        guard let sink = CPipeWireShim_latencySinkCreate(name, target, UInt32(frames), &message, message.count) else {
+        guard let sink = CLatencySink_create(name, target, UInt32(frames), &message, message.count) else {
             let why = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw SessionError(
                 code: .engineUnavailable,
-                message:
-                    "the latency sink \(name) could not be made: \(why); start the PipeWire daemon (`systemctl --user start pipewire wireplumber`), and check that a sink named \(target) exists"
-            )
+                message: "the latency sink \(name) could not be made: \(why); start the PipeWire daemon "
+                    + "(`systemctl --user start pipewire wireplumber`), and check that a sink named \(target) exists")
         }
         self.name = name
         self.target = target
@@ -77,7 +78,7 @@ public final class DeclaredLatencySink: Sendable {
     public var cycles: Int {
         handle.withLock { bits in
             guard let sink = OpaquePointer(bitPattern: bits) else { return 0 }
-            return Int(CPipeWireShim_latencySinkCycles(sink))
+            return Int(CLatencySink_cycles(sink))
         }
     }
 
@@ -87,7 +88,7 @@ public final class DeclaredLatencySink: Sendable {
         handle.withLock { bits in
             guard let sink = OpaquePointer(bitPattern: bits) else { return }
             bits = 0
-            CPipeWireShim_latencySinkDestroy(sink)
+            CLatencySink_destroy(sink)
         }
     }
 }

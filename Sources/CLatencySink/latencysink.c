@@ -1,4 +1,4 @@
-#include "CPipeWireShimLatencySink.h"
+#include "CLatencySink.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -17,7 +17,7 @@
 // Frames the ring holds: the delay plus the largest quantum, with room (a power of two).
 #define RING_FRAMES (1u << 17)
 
-struct CPipeWireShim_LatencySink {
+struct CLatencySink_Sink {
     struct pw_thread_loop *loop;
     struct pw_context *context;
     struct pw_core *core;
@@ -46,7 +46,7 @@ struct CPipeWireShim_LatencySink {
 // the node's ProcessLatency (the part the node adds to what is downstream of it), as PipeWire's own
 // filter-chain does for its sink stream; on 1.4.2 neither was seen to reach the ports' Latency params
 // (pw-dump reads 0), so there a player's clock does not learn the delay.
-static void declare_latency(struct CPipeWireShim_LatencySink *sink, const struct spa_latency_info *downstream) {
+static void declare_latency(struct CLatencySink_Sink *sink, const struct spa_latency_info *downstream) {
     struct spa_latency_info info = *downstream;
     struct spa_process_latency_info process = {.rate = sink->delay_frames};
     info.direction = SPA_DIRECTION_INPUT;
@@ -62,12 +62,14 @@ static void declare_latency(struct CPipeWireShim_LatencySink *sink, const struct
     const struct spa_pod *params[2];
     uint32_t count = 0;
     params[count++] = spa_latency_build(&builder, SPA_PARAM_Latency, &info);
-    if (sink->process_latency) params[count++] = spa_process_latency_build(&builder, SPA_PARAM_ProcessLatency, &process);
+    if (sink->process_latency) {
+        params[count++] = spa_process_latency_build(&builder, SPA_PARAM_ProcessLatency, &process);
+    }
     pw_stream_update_params(sink->capture, params, count);
 }
 
 static void playback_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
-    struct CPipeWireShim_LatencySink *sink = data;
+    struct CLatencySink_Sink *sink = data;
     if (id != SPA_PARAM_Latency || param == NULL) return;
     struct spa_latency_info info;
     if (spa_latency_parse(param, &info) < 0 || info.direction != SPA_DIRECTION_INPUT) return;
@@ -76,7 +78,7 @@ static void playback_param_changed(void *data, uint32_t id, const struct spa_pod
 
 // Loop thread: wakes create's wait once the sink exists on the server (or failed).
 static void capture_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
-    struct CPipeWireShim_LatencySink *sink = data;
+    struct CLatencySink_Sink *sink = data;
     (void)old;
     sink->capture_state = state;
     if (error != NULL) snprintf(sink->capture_error, sizeof(sink->capture_error), "%s", error);
@@ -84,13 +86,13 @@ static void capture_state_changed(void *data, enum pw_stream_state old, enum pw_
 }
 
 static void capture_process(void *data) {
-    struct CPipeWireShim_LatencySink *sink = data;
+    struct CLatencySink_Sink *sink = data;
     pw_stream_trigger_process(sink->playback);
 }
 
 // Data thread: the capture's buffer into the ring, and the frames `delay_frames` before it out.
 static void playback_process(void *data) {
-    struct CPipeWireShim_LatencySink *sink = data;
+    struct CLatencySink_Sink *sink = data;
     struct pw_buffer *in = pw_stream_dequeue_buffer(sink->capture);
     struct pw_buffer *out = pw_stream_dequeue_buffer(sink->playback);
     uint32_t frames = 0;
@@ -154,7 +156,7 @@ static const struct spa_pod *audio_format(struct spa_pod_builder *builder) {
     return spa_format_audio_raw_build(builder, SPA_PARAM_EnumFormat, &info);
 }
 
-void CPipeWireShim_latencySinkDestroy(CPipeWireShim_LatencySink *sink) {
+void CLatencySink_destroy(CLatencySink_Sink *sink) {
     if (sink == NULL) return;
     // The loop's lock is held for the teardown though its thread has ended: PipeWire 1.x checks that
     // calls on the loop's objects hold it ("called from wrong context").
@@ -174,9 +176,9 @@ void CPipeWireShim_latencySinkDestroy(CPipeWireShim_LatencySink *sink) {
     free(sink);
 }
 
-uint64_t CPipeWireShim_latencySinkCycles(CPipeWireShim_LatencySink *sink) { return atomic_load(&sink->cycles); }
+uint64_t CLatencySink_cycles(CLatencySink_Sink *sink) { return atomic_load(&sink->cycles); }
 
-CPipeWireShim_LatencySink *CPipeWireShim_latencySinkCreate(const char *node_name, const char *target_sink, uint32_t delay_frames,
+CLatencySink_Sink *CLatencySink_create(const char *node_name, const char *target_sink, uint32_t delay_frames,
                               char *error, size_t error_size) {
     pw_init(NULL, NULL);
     if (delay_frames + 16384 > RING_FRAMES) {
@@ -184,14 +186,14 @@ CPipeWireShim_LatencySink *CPipeWireShim_latencySinkCreate(const char *node_name
                  RING_FRAMES - 16384);
         return NULL;
     }
-    struct CPipeWireShim_LatencySink *sink = calloc(1, sizeof(*sink));
+    struct CLatencySink_Sink *sink = calloc(1, sizeof(*sink));
     sink->delay_frames = delay_frames;
     sink->process_latency = atoi(pw_get_library_version()) >= 1;
     sink->ring = calloc(RING_FRAMES * CHANNELS, sizeof(float));
     sink->loop = pw_thread_loop_new("latency-sink", NULL);
     if (sink->loop == NULL) {
         snprintf(error, error_size, "pw_thread_loop_new failed: %s", strerror(errno));
-        CPipeWireShim_latencySinkDestroy(sink);
+        CLatencySink_destroy(sink);
         return NULL;
     }
     sink->context = pw_context_new(pw_thread_loop_get_loop(sink->loop), NULL, 0);
@@ -201,7 +203,7 @@ CPipeWireShim_LatencySink *CPipeWireShim_latencySinkCreate(const char *node_name
     if (sink->core == NULL) {
         pw_thread_loop_unlock(sink->loop);
         snprintf(error, error_size, "no PipeWire daemon to connect to: %s", strerror(errno));
-        CPipeWireShim_latencySinkDestroy(sink);
+        CLatencySink_destroy(sink);
         return NULL;
     }
     // One group, as module-loopback's two streams: the sink side is scheduled by the driver its output
@@ -225,7 +227,7 @@ CPipeWireShim_LatencySink *CPipeWireShim_latencySinkCreate(const char *node_name
     if (sink->capture == NULL || sink->playback == NULL) {
         pw_thread_loop_unlock(sink->loop);
         snprintf(error, error_size, "pw_stream_new failed: %s", strerror(errno));
-        CPipeWireShim_latencySinkDestroy(sink);
+        CLatencySink_destroy(sink);
         return NULL;
     }
     pw_stream_add_listener(sink->capture, &sink->capture_listener, &capture_events, sink);
@@ -247,7 +249,7 @@ CPipeWireShim_LatencySink *CPipeWireShim_latencySinkCreate(const char *node_name
     if (result < 0) {
         pw_thread_loop_unlock(sink->loop);
         snprintf(error, error_size, "pw_stream_connect failed: %s", spa_strerror(result));
-        CPipeWireShim_latencySinkDestroy(sink);
+        CLatencySink_destroy(sink);
         return NULL;
     }
     // Declared from the start, before the target's latency arrives.
@@ -266,7 +268,7 @@ CPipeWireShim_LatencySink *CPipeWireShim_latencySinkCreate(const char *node_name
                  pw_stream_state_as_string(sink->capture_state), sink->capture_error[0] ? ": " : "",
                  sink->capture_error);
         pw_thread_loop_unlock(sink->loop);
-        CPipeWireShim_latencySinkDestroy(sink);
+        CLatencySink_destroy(sink);
         return NULL;
     }
     pw_thread_loop_unlock(sink->loop);

@@ -3,7 +3,7 @@
 // exit that skipped the engine's shutdown.
 //
 // The engine starts it once, the first time it adopts a node, by running its own executable again
-// (/proc/self/exe, or /bin/true with this library preloaded when the shim lives in a shared object)
+// (/proc/self/exe, or /bin/true with this library preloaded when this code lives in a shared object)
 // with SHAREDSESSION_WATCHDOG=1 in the environment. The constructor below sees the variable and runs
 // the watchdog before the program's main, which never runs. The watchdog connects to the same daemon,
 // reads the engine's lines on its standard input:
@@ -18,7 +18,9 @@
 // adopted, so the give-back is one message per node on a live connection, not a connection made
 // after the death.
 #define _GNU_SOURCE
-#include "CPipeWireShim.h"
+#include "CAdoptionWatchdog.h"
+
+#include <pipewire/pipewire.h>
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -142,7 +144,8 @@ static int set_soft_volumes(struct watched_node *node) {
     return pw_node_set_param((struct pw_node *)node->proxy, SPA_PARAM_Props, 0, pod);
 }
 
-static void on_node_param(void *data, int seq, uint32_t id, uint32_t index, uint32_t next, const struct spa_pod *param) {
+static void on_node_param(
+    void *data, int seq, uint32_t id, uint32_t index, uint32_t next, const struct spa_pod *param) {
     struct watched_node *node = data;
     (void)seq, (void)index, (void)next;
     if (id != SPA_PARAM_Props || param == NULL || !spa_pod_is_object_type(param, SPA_TYPE_OBJECT_Props)) return;
@@ -287,13 +290,16 @@ static int watchdog_main(void) {
     return 0;
 }
 
-__attribute__((constructor)) static void CPipeWireShim_watchdogEntry(void) {
+// Kept in the same file as CAdoptionWatchdog_spawn: a linker may leave out an object file nothing calls
+// into (a static archive's member), and the engine's call to spawn is what keeps this constructor in
+// every executable that can start the watchdog.
+__attribute__((constructor)) static void CAdoptionWatchdog_entry(void) {
     const char *value = getenv(WATCHDOG_ENV);
     if (value == NULL || strcmp(value, "1") != 0) return;
     _exit(watchdog_main());
 }
 
-pid_t CPipeWireShim_watchdogSpawn(const char *remoteName, int *commandFD, char *failure, size_t failureSize) {
+pid_t CAdoptionWatchdog_spawn(const char *remoteName, int *commandFD, char *failure, size_t failureSize) {
     int commands[2], status[2];
     failure[0] = '\0';
     if (pipe2(commands, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0) {
@@ -305,7 +311,7 @@ pid_t CPipeWireShim_watchdogSpawn(const char *remoteName, int *commandFD, char *
     Dl_info info;
     const char *program = "/proc/self/exe";
     char preload[4096] = "";
-    if (dladdr((void *)CPipeWireShim_watchdogSpawn, &info) != 0 && info.dli_fname != NULL &&
+    if (dladdr((void *)CAdoptionWatchdog_spawn, &info) != 0 && info.dli_fname != NULL &&
         strstr(info.dli_fname, ".so") != NULL) {
         program = "/bin/true";
         snprintf(preload, sizeof preload, "LD_PRELOAD=%s", info.dli_fname);
@@ -378,13 +384,13 @@ pid_t CPipeWireShim_watchdogSpawn(const char *remoteName, int *commandFD, char *
     return pid;
 }
 
-int CPipeWireShim_watchdogSend(int commandFD, const char *line) {
+int CAdoptionWatchdog_send(int commandFD, const char *line) {
     size_t length = strlen(line);
     ssize_t written = write(commandFD, line, length);
     return written == (ssize_t)length ? 0 : -errno;
 }
 
-void CPipeWireShim_watchdogStop(pid_t pid, int commandFD) {
+void CAdoptionWatchdog_stop(pid_t pid, int commandFD) {
     close(commandFD);
     // It gives back what it still holds and exits at once; reap it so no zombie is left.
     for (int i = 0; i < 200; i++) {
