@@ -27,7 +27,7 @@ final class EngineCore {
     private let context: OpaquePointer
     let remoteName: String?
     let shared: RealtimeShared
-    let delivery: EventDelivery
+    let delivery: EngineEventQueue
     let logger: Logger
     let factory: NodeFactory
     /// Which streams get a node of their own and which play through ``bus``.
@@ -81,7 +81,7 @@ final class EngineCore {
     init(
         loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, applicationName: String, remoteName: String?,
         nodePrefix: String, layout: StreamLayout = .perStream, format: AudioFormat, shared: RealtimeShared,
-        delivery: EventDelivery, logger: Logger
+        delivery: EngineEventQueue, logger: Logger
     ) {
         self.loop = loop
         self.context = context

@@ -28,7 +28,7 @@ public final class PipeWireEngine: AudioEngine {
 
     private let loop: ThreadLoop<EngineCore>
     private let shared: RealtimeShared
-    private let delivery: EventDelivery
+    private let delivery: EngineEventQueue
     private let logger: Logger
     private let isShutDown = Atomic<Bool>(false)
 
@@ -62,7 +62,7 @@ public final class PipeWireEngine: AudioEngine {
         logger: Logger = Logger(label: "SharedSession.PipeWire")
     ) throws(SessionError) {
         let shared = RealtimeShared()
-        let delivery = EventDelivery(label: "SharedSession.PipeWire.events")
+        let delivery = EngineEventQueue(label: "SharedSession.PipeWire.events")
         let prefix = "sharedsession.\(getpid()).\(Self.engineCounter.add(1, ordering: .relaxed).newValue)"
         Self.warmUp()
         self.shared = shared

@@ -161,7 +161,7 @@ extension RealtimeRenderTests {
     /// render path.
     static let unseenLocksAllowed: [(file: String, code: String, why: String)] = [
         (
-            "SharedSessionPipeWire/EventDelivery.swift", "queue.sync {}",
+            "SharedSessionPipeWire/EngineEventQueue.swift", "queue.sync {}",
             "drain(): a test waiting until the engine's events were delivered; never called by the engine"
         ),
         (

@@ -77,7 +77,7 @@ struct AdoptionMachine {
         /// The user's volume: the mean of the node's `channelVolumes`, as last reported; nil until the
         /// node's first `Props` since it was bound.
         var user: Float?
-        /// When the registry announced the node.
+        /// When the registry announced the node (or, if it never did, when it was bound).
         let appeared: ContinuousClock.Instant
         /// How many of ``settleWrites`` were made.
         var settled = 0
@@ -86,6 +86,22 @@ struct AdoptionMachine {
         var nextSettle: ContinuousClock.Instant? {
             settled < AdoptionMachine.settleWrites.count ? appeared + AdoptionMachine.settleWrites[settled] : nil
         }
+    }
+
+    /// What the machine knows of one node of the graph, from its appearing to its going: forgetting a
+    /// node is removing its record.
+    struct Node {
+        /// When the registry announced the node, for the adoption latency.
+        var appeared: ContinuousClock.Instant?
+        /// When the node was first seen running.
+        var firstRunning: ContinuousClock.Instant?
+        /// The last channel volume (the user's) the node reported before it was bound.
+        var reported: Float?
+        /// Another client's playback node not counted as other audio yet: while something is adopted, a
+        /// new node is other audio only once its properties show no rule adopts it.
+        var undecided: (mediaClass: String, name: String)?
+        /// The write bookkeeping while the node is adopted.
+        var bound: Bound?
     }
 
     /// When, after a node appeared, its soft volumes are written again: WirePlumber restores a saved
@@ -107,22 +123,16 @@ struct AdoptionMachine {
 
     private(set) var book: AdoptionBook
     private(set) var members: [StreamID: Member] = [:]
-    private(set) var bound: [UInt32: Bound] = [:]
-    /// When the registry announced each node, for the adoption latency.
-    private var appeared: [UInt32: ContinuousClock.Instant] = [:]
-    /// When each node was first seen running.
-    private var firstRunning: [UInt32: ContinuousClock.Instant] = [:]
-    /// The last channel volume (the user's) each known node reported before it was bound.
-    private var reported: [UInt32: Float] = [:]
+    /// The nodes the machine knows, by global id.
+    private(set) var nodes: [UInt32: Node] = [:]
+    /// The clients the registry announced, bound once something is adopted, and whether their info
+    /// (their full properties) arrived.
+    private var clients: [UInt32: Bool] = [:]
     /// Own nodes already reported as matching a rule.
     private var ownReported: Set<String> = []
-    /// The clients the registry announced, bound once something is adopted.
-    private var knownClients: Set<UInt32> = []
-    /// Other clients' playback nodes not counted as other audio yet: while something is adopted, a new
-    /// node is other audio only once its properties show no rule adopts it.
-    private var undecided: [UInt32: (mediaClass: String, name: String)] = [:]
-    /// The clients whose info (their full properties) arrived.
-    private var clientsWithInfo: Set<UInt32> = []
+
+    /// The adopted nodes' bookkeeping, by global id.
+    var bound: [UInt32: Bound] { nodes.compactMapValues(\.bound) }
 
     init(book: AdoptionBook) {
         self.book = book
@@ -147,13 +157,11 @@ struct AdoptionMachine {
     /// Closes an adopted stream: its nodes get their own volume back at once (their channel volumes,
     /// the user's, were never written).
     mutating func close(_ stream: StreamID) -> [Action] {
-        guard let member = members.removeValue(forKey: stream) else { return [] }
-        var actions: [Action] = []
-        if book.adoptions[stream]?.playing == true {
-            actions.append(.emit(.playing(stream: stream, false)))
-            if member.ducksWhilePlaying { actions.append(.report(.streamPlaying(stream: stream, playing: false))) }
-        }
-        return actions + giveBack(book.release(stream).sorted())
+        guard members.removeValue(forKey: stream) != nil else { return [] }
+        // The host hears that the stream stopped; the session is not told: closing the stream released
+        // the duck it held while it played.
+        let stopped: [Action] = book.adoptions[stream]?.playing == true ? [.emit(.playing(stream: stream, false))] : []
+        return stopped + giveBack(book.release(stream).sorted())
     }
 
     /// Gives every adopted node back (the engine is shutting down).
@@ -161,13 +169,15 @@ struct AdoptionMachine {
         giveBack(bound.keys.sorted())
     }
 
-    /// Gives `nodes` their channel volumes (the user's) back as their soft volumes and forgets them.
-    private mutating func giveBack(_ nodes: [UInt32]) -> [Action] {
+    /// Gives `ids` their channel volumes (the user's) back as their soft volumes and forgets their
+    /// adoption.
+    private mutating func giveBack(_ ids: [UInt32]) -> [Action] {
         var actions: [Action] = []
         var given: [UInt32] = []
-        for node in nodes {
-            guard let entry = bound.removeValue(forKey: node) else { continue }
-            actions.append(.write(node: node, stream: entry.stream, soft: entry.user ?? reported[node] ?? 1))
+        for node in ids {
+            guard let entry = nodes[node]?.bound else { continue }
+            nodes[node]?.bound = nil
+            actions.append(.write(node: node, stream: entry.stream, soft: entry.user ?? nodes[node]?.reported ?? 1))
             given.append(node)
         }
         return given.isEmpty ? actions : actions + [.confirmGiveBack(given)]
@@ -212,18 +222,18 @@ struct AdoptionMachine {
             let finished = gain == ramp.to
             if gain != member.gain || finished {
                 member.gain = gain
-                for node in bound.keys.sorted() where bound[node]?.stream == stream {
+                for node in nodes.keys.sorted() where nodes[node]?.bound?.stream == stream {
                     actions += write(gain, to: node, at: now)
                 }
             }
             if finished { member.ramp = nil }
             members[stream] = member
         }
-        for node in bound.keys.sorted() {
-            guard let entry = bound[node], let due = entry.nextSettle, due <= now,
+        for node in nodes.keys.sorted() {
+            guard let entry = nodes[node]?.bound, let due = entry.nextSettle, due <= now,
                 let member = members[entry.stream]
             else { continue }
-            bound[node]?.settled += 1
+            nodes[node]?.bound?.settled += 1
             actions += write(member.gain, to: node, at: now)
         }
         for (stream, rule, after) in book.overdue(at: now) {
@@ -239,7 +249,7 @@ struct AdoptionMachine {
         if members.values.contains(where: { $0.ramp != nil }) {
             due.append(now + AudioFormat.standard.duration(ofFrames: Self.stepFrames(quantum)))
         }
-        if let settle = bound.values.compactMap(\.nextSettle).min() { due.append(settle) }
+        if let settle = nodes.values.compactMap(\.bound?.nextSettle).min() { due.append(settle) }
         if let wait = book.nextWaitDeadline { due.append(wait) }
         return due.min()
     }
@@ -255,7 +265,7 @@ struct AdoptionMachine {
     mutating func clientAppeared(_ id: UInt32, properties: [String: String], at now: ContinuousClock.Instant)
         -> [Action]
     {
-        knownClients.insert(id)
+        if clients[id] == nil { clients[id] = false }
         let actions = handle(book.client(id, properties: properties), at: now)
         return members.isEmpty ? actions : actions + bindAll()
     }
@@ -265,7 +275,7 @@ struct AdoptionMachine {
     mutating func nodeAppeared(_ id: UInt32, properties: [String: String], at now: ContinuousClock.Instant)
         -> [Action]
     {
-        appeared[id] = now
+        nodes[id, default: Node()].appeared = now
         book.nodeAppeared(id, properties: properties)
         return members.isEmpty ? [] : bindAll()
     }
@@ -275,16 +285,17 @@ struct AdoptionMachine {
     mutating func defersOtherAudio(id: UInt32, mediaClass: String, name: String) -> Bool {
         guard !members.isEmpty, AdoptionBook.isAdoptable(mediaClass: mediaClass), !name.hasPrefix(book.ownPrefix)
         else { return false }
-        undecided[id] = (mediaClass, name)
+        nodes[id, default: Node()].undecided = (mediaClass, name)
         return true
     }
 
     /// A global went away.
     mutating func removed(_ id: UInt32, at now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
-        if bound[id] != nil { actions.append(.watchdogReleased(id)) }
-        let midRamp = bound[id].map { members[$0.stream]?.ramp != nil } ?? false
-        let name = bound[id]?.name
+        let bound = nodes[id]?.bound
+        if bound != nil { actions.append(.watchdogReleased(id)) }
+        let midRamp = bound.map { members[$0.stream]?.ramp != nil } ?? false
+        let name = bound?.name
         let changes = book.removed(id)
         for change in changes {
             if case .unbound(let stream, let node) = change {
@@ -292,15 +303,11 @@ struct AdoptionMachine {
                     .emit(.released(stream: stream, node: node, name: name ?? "node \(node)", midRamp: midRamp)))
             }
         }
-        bound[id] = nil
+        nodes[id]?.bound = nil
         actions += handle(changes.filter { if case .unbound = $0 { false } else { true } }, at: now)
         actions.append(.unbind(id))
-        knownClients.remove(id)
-        clientsWithInfo.remove(id)
-        undecided[id] = nil
-        appeared[id] = nil
-        firstRunning[id] = nil
-        reported[id] = nil
+        nodes[id] = nil
+        clients[id] = nil
         return actions
     }
 
@@ -313,7 +320,9 @@ struct AdoptionMachine {
             case .unbound(let stream, let node):
                 actions.append(
                     .emit(
-                        .released(stream: stream, node: node, name: bound[node]?.name ?? "node \(node)", midRamp: false)
+                        .released(
+                            stream: stream, node: node, name: nodes[node]?.bound?.name ?? "node \(node)", midRamp: false
+                        )
                     ))
             case .playing(let stream, let playing):
                 actions += playingChanged(stream, playing)
@@ -321,13 +330,8 @@ struct AdoptionMachine {
                 break
             }
         }
-        bound.removeAll()
-        appeared.removeAll()
-        firstRunning.removeAll()
-        reported.removeAll()
-        knownClients.removeAll()
-        undecided.removeAll()
-        clientsWithInfo.removeAll()
+        nodes.removeAll()
+        clients.removeAll()
         return actions + [.watchdogReleasedAll]
     }
 
@@ -337,7 +341,7 @@ struct AdoptionMachine {
     mutating func nodeInfo(_ id: UInt32, properties: [String: String]?, running: Bool, at now: ContinuousClock.Instant)
         -> [Action]
     {
-        if running, firstRunning[id] == nil { firstRunning[id] = now }
+        if running, nodes[id]?.firstRunning == nil { nodes[id, default: Node()].firstRunning = now }
         return handle(book.nodeInfo(id, properties: properties, running: running), at: now) + decide(id)
     }
 
@@ -345,7 +349,7 @@ struct AdoptionMachine {
     mutating func clientInfo(_ id: UInt32, properties: [String: String], at now: ContinuousClock.Instant)
         -> [Action]
     {
-        clientsWithInfo.insert(id)
+        clients[id] = true
         var actions = handle(book.client(id, properties: properties), at: now)
         for node in book.nodes.filter({ $0.value.clientID == id }).keys.sorted() { actions += decide(node) }
         return actions
@@ -356,32 +360,32 @@ struct AdoptionMachine {
         -> [Action]
     {
         let user = volumes.reduce(0, +) / Float(max(volumes.count, 1))
-        guard var entry = bound[id] else {
-            reported[id] = user
+        guard var entry = nodes[id]?.bound else {
+            nodes[id, default: Node()].reported = user
             return []
         }
         guard let known = entry.user else {
             // The first report since it was bound: the user's volume as it was before the adoption.
             entry.user = user
-            bound[id] = entry
+            nodes[id]?.bound = entry
             return []
         }
         var actions: [Action] = []
         if let soft, entry.echoes.report(volume: soft, at: now) != .own, let member = members[entry.stream] {
             // Another program wrote the soft volumes (another ducking host): ours are written again.
-            bound[id] = entry
+            nodes[id]?.bound = entry
             actions.append(.log("\(entry.name): soft volumes \(soft) written from outside; writing ours again"))
             actions += write(member.gain, to: id, at: now)
-            entry = bound[id] ?? entry
+            entry = nodes[id]?.bound ?? entry
         }
         guard abs(user - known) > Self.userVolumeTolerance, let member = members[entry.stream] else {
-            bound[id] = entry
+            nodes[id]?.bound = entry
             return actions
         }
         // Someone set the channel volumes: PipeWire plays the node at them now, until our soft volumes are
         // written again, at once, at the gain the node had.
         entry.user = user
-        bound[id] = entry
+        nodes[id]?.bound = entry
         actions += write(member.gain, to: id, at: now)
         if isRestore(id, appeared: entry.appeared, at: now) { return actions }
         // A user (a mixer, `wpctl set-volume`): the new volume is the stream's volume. The session takes
@@ -399,7 +403,7 @@ struct AdoptionMachine {
     /// it has run for ``restoreAfterRunning``.
     private func isRestore(_ node: UInt32, appeared: ContinuousClock.Instant, at now: ContinuousClock.Instant) -> Bool {
         guard now - appeared < StreamHealth.restoreWindow else { return false }
-        return firstRunning[node].map { now - $0 < Self.restoreAfterRunning } ?? true
+        return nodes[node]?.firstRunning.map { now - $0 < Self.restoreAfterRunning } ?? true
     }
 
     // MARK: Changes of the book
@@ -411,7 +415,7 @@ struct AdoptionMachine {
             case .bound(let stream, let node):
                 actions += bind(node, to: stream, at: now)
             case .unbound(let stream, let node):
-                bound[node] = nil
+                nodes[node]?.bound = nil
                 actions.append(.emit(.released(stream: stream, node: node, name: "node \(node)", midRamp: false)))
             case .ownNodeSkipped(let stream, _, let name):
                 if ownReported.insert("\(stream)/\(name)").inserted {
@@ -434,8 +438,9 @@ struct AdoptionMachine {
     private mutating func bind(_ node: UInt32, to stream: StreamID, at now: ContinuousClock.Instant) -> [Action] {
         guard let member = members[stream] else { return [] }
         let name = book.info(node)?.displayName ?? "node \(node)"
-        let appearedAt = appeared[node] ?? now
-        bound[node] = Bound(stream: stream, name: name, user: reported[node], appeared: appearedAt)
+        let appearedAt = nodes[node]?.appeared ?? now
+        nodes[node, default: Node()].bound = Bound(
+            stream: stream, name: name, user: nodes[node]?.reported, appeared: appearedAt)
         // The watchdog first: from the write on, the node is ours to give back.
         return [.adoptedByGraph(node), .watchdogAdopted(node)] + write(member.gain, to: node, at: now) + [
             .emit(.adopted(stream: stream, node: node, name: name, latency: now - appearedAt))
@@ -444,21 +449,23 @@ struct AdoptionMachine {
 
     /// Writes `node`'s soft volumes: the session's gain.
     private mutating func write(_ gain: Float, to node: UInt32, at now: ContinuousClock.Instant) -> [Action] {
-        guard let entry = bound[node] else { return [] }
-        bound[node]?.echoes.wrote(gain, at: now)
+        guard let entry = nodes[node]?.bound else { return [] }
+        nodes[node]?.bound?.echoes.wrote(gain, at: now)
         return [.write(node: node, stream: entry.stream, soft: gain)]
     }
 
     private mutating func bindAll() -> [Action] {
-        knownClients.sorted().map { .bindClient($0) } + book.nodes.keys.sorted().map { .bindNode($0) }
+        clients.keys.sorted().map { .bindClient($0) } + book.nodes.keys.sorted().map { .bindNode($0) }
     }
 
     /// A deferred node's properties arrived: adopted, it never was other audio; otherwise it is now.
     private mutating func decide(_ id: UInt32) -> [Action] {
         guard let known = book.nodes[id], known.hasInfo,
-            known.clientID.map({ clientsWithInfo.contains($0) }) ?? true,
-            let node = undecided.removeValue(forKey: id), book.stream(boundTo: id) == nil
+            known.clientID.map({ clients[$0] == true }) ?? true,
+            let node = nodes[id]?.undecided
         else { return [] }
+        nodes[id]?.undecided = nil
+        guard book.stream(boundTo: id) == nil else { return [] }
         return [.otherAudio(id: id, mediaClass: node.mediaClass, name: node.name)]
     }
 }

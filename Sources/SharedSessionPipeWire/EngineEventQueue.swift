@@ -5,7 +5,7 @@ import SharedSession
 /// session's handler, the adoption events to the ``NodeAdoption``'s. A handler runs on a thread
 /// holding none of the engine's locks and never inside an engine method (the session reacts by
 /// calling the engine again). Events keep the order they were emitted in, across both kinds.
-final class EventDelivery: Sendable {
+final class EngineEventQueue: Sendable {
     private struct Handlers {
         var engine: (@Sendable (EngineEvent) -> Void)?
         var adoption: (@Sendable (AdoptionEvent) -> Void)?
