@@ -175,7 +175,7 @@ public final class RemoteSession: Sendable {
     /// Sends `request` without waiting (a lease's release from its deinit, or from an event loop).
     func post(_ request: UnitRequest) {
         let id = nextID.add(1, ordering: .relaxed).oldValue
-        let line = RemoteProtocol.encode(UnitMessage.request(id: id, request))
+        let line = RemoteProtocol.encode(UnitMessage.request(id: id, request), version: RemoteProtocol.version)
         let host = host
         host.eventLoop.execute { host.value.send(line) }
     }
@@ -187,7 +187,7 @@ public final class RemoteSession: Sendable {
     /// `timeout` passed without a reply.
     private func send(_ request: UnitRequest) -> EventLoopFuture<Reply> {
         let id = nextID.add(1, ordering: .relaxed).oldValue
-        let line = RemoteProtocol.encode(UnitMessage.request(id: id, request))
+        let line = RemoteProtocol.encode(UnitMessage.request(id: id, request), version: RemoteProtocol.version)
         let promise = host.eventLoop.makePromise(of: Reply.self)
         let host = host
         let timeout = timeout
@@ -332,6 +332,9 @@ final class Listeners: Sendable {
 
     private let state = Locked(State())
 
+    /// Whether an event is decoded as it comes: a stream is open to take it.
+    var isListening: Bool { state.withLock { $0.subscribed && !$0.continuations.isEmpty } }
+
     func subscribe() -> AsyncStream<RemoteEvent> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: RemoteEvent.self, bufferingPolicy: .bufferingNewest(65_536))
@@ -459,18 +462,18 @@ final class HostConnection: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
-    /// How every event line starts (the host writes sorted keys, and an event line has only `event`).
-    private static let eventPrefix = Array(#"{"event":"#.utf8)
-
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let line = unwrapInboundIn(data)
-        if line.readableBytesView.starts(with: Self.eventPrefix) {
-            listeners.take(eventLine: line)
-            return
-        }
         let message: HostMessage
         do {
-            message = try RemoteProtocol.decodeHostLine(line.readableBytesView)
+            // Read once, by its shape; an event's value only while someone listens to events.
+            let read = try RemoteProtocol.readHostLine(
+                line.readableBytesView, version: RemoteProtocol.version, decodingEvents: listeners.isListening)
+            guard case .message(let decoded) = read else {
+                listeners.take(eventLine: line)
+                return
+            }
+            message = decoded
         } catch {
             lastError = error
             context.close(promise: nil)
