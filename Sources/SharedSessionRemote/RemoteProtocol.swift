@@ -72,7 +72,9 @@ public enum RemoteProtocol {
     }
 
     /// Reads one line a unit sent on a connection whose hello said `version`, and whose owner name is
-    /// `owner`: a version 2 request names no owner, and acts under the connection's.
+    /// `owner`: a version 2 request names no owner, and acts under the connection's. Each version reads
+    /// its own requests only; a version other than 1 or 2 reads a request of either, as the host reads
+    /// a line before the hello.
     ///
     /// - Throws: as ``decodeUnitLine(_:)``.
     public static func decodeUnitLine(_ line: some Collection<UInt8>, version: Int, owner: String) throws(SessionError)
