@@ -20,9 +20,9 @@ public func lastErrorMessage() -> UnsafePointer<CChar> {
     LastError.current
 }
 
-/// Starts a session on `engine` (a `sharedsession_engine`), named `applicationName` in the sound
-/// server; writes its handle. On PipeWire with no daemon reachable it returns `engineUnavailable` with the daemon's error as
-/// the message (where it looked, how to start one): start on the offline engine then.
+/// Starts a session on `engine` (a `sharedsession_engine`), named `applicationName` in the sound server; writes its
+/// handle. On PipeWire with no daemon reachable it returns `engineUnavailable` with the daemon's error as the message
+/// (where it looked, how to start one): start on the offline engine then.
 @c(sharedsession_start)
 public func start(
     _ engine: Int32, _ applicationName: UnsafePointer<CChar>?, _ session: UnsafeMutablePointer<UInt64>?

@@ -38,7 +38,9 @@ extension SessionInput: Codable, RecordedField {
             .case(
                 "duck", "request", "lease",
                 make: { request, lease in Self(.duck(request), handedOut: lease.id.map { .lease($0) }) },
-                match: { if case .duck(let request) = $0.request { (request, DuckLeaseField($0.lease)) } else { nil } }),
+                match: {
+                    if case .duck(let request) = $0.request { (request, DuckLeaseField($0.lease)) } else { nil }
+                }),
             .request(
                 .case("releaseDuck", "lease", "dropped", make: SessionRequest.releaseDuck) {
                     if case .releaseDuck(let lease, let dropped) = $0 { (lease, dropped) } else { nil }
@@ -187,10 +189,13 @@ extension EngineEvent: Codable, RecordedField {
         kinds: "engine event",
         [
             .case(
-                "system", "event", make: Self.system, match: { if case .system(let event) = $0 { event } else { nil } }),
+                "system", "event", make: Self.system,
+                match: { if case .system(let event) = $0 { event } else { nil } }),
             .case(
                 "externalVolumeChange", "stream", "volume", make: Self.externalVolumeChange,
-                match: { if case .externalVolumeChange(let stream, let volume) = $0 { (stream, volume) } else { nil } }),
+                match: {
+                    if case .externalVolumeChange(let stream, let volume) = $0 { (stream, volume) } else { nil }
+                }),
             .case(
                 "streamFault", "stream", "reason", make: Self.streamFault,
                 match: { if case .streamFault(let stream, let reason) = $0 { (stream, reason) } else { nil } }),
@@ -205,7 +210,9 @@ extension EngineEvent: Codable, RecordedField {
                 match: { if case .quantumChanged(let frames) = $0 { frames } else { nil } }),
             .case(
                 "outputLatencyChanged", "stream", "from", "to", make: Self.outputLatencyChanged,
-                match: { if case .outputLatencyChanged(let id, let from, let to) = $0 { (id, from, to) } else { nil } }),
+                match: {
+                    if case .outputLatencyChanged(let id, let from, let to) = $0 { (id, from, to) } else { nil }
+                }),
             .case(
                 "outputLatencyRejected", "stream", "reason", make: Self.outputLatencyRejected,
                 match: { if case .outputLatencyRejected(let id, let reason) = $0 { (id, reason) } else { nil } }),
@@ -293,8 +300,10 @@ extension EventCause: Codable, RecordedField {
             .case("host", .host),
             .case("unit", "owner", make: Self.unit, match: { if case .unit(let owner) = $0 { owner } else { nil } }),
             .case(
-                "system", "event", make: Self.system, match: { if case .system(let event) = $0 { event } else { nil } }),
+                "system", "event", make: Self.system,
+                match: { if case .system(let event) = $0 { event } else { nil } }),
             .case(
-                "engine", "event", make: Self.engine, match: { if case .engine(let event) = $0 { event } else { nil } }),
+                "engine", "event", make: Self.engine,
+                match: { if case .engine(let event) = $0 { event } else { nil } }),
         ])
 }

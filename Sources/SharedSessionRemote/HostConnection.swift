@@ -60,18 +60,18 @@ final class HostConnection: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
-    /// How every event line starts (the host writes sorted keys, and an event line has only `event`).
-    private static let eventPrefix = Array(#"{"event":"#.utf8)
-
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let line = unwrapInboundIn(data)
-        if line.readableBytesView.starts(with: Self.eventPrefix) {
-            listeners.take(eventLine: line)
-            return
-        }
         let message: HostMessage
         do {
-            message = try RemoteProtocol.decodeHostLine(line.readableBytesView)
+            // Read once, by its shape; an event's value only while someone listens to events.
+            let read = try RemoteProtocol.readHostLine(
+                line.readableBytesView, version: RemoteProtocol.version, decodingEvents: listeners.isListening)
+            guard case .message(let decoded) = read else {
+                listeners.take(eventLine: line)
+                return
+            }
+            message = decoded
         } catch {
             lastError = error
             context.close(promise: nil)

@@ -9,25 +9,39 @@ import SharedSessionCoding
 #endif
 
 /// The line protocol between a ``SessionServer`` and a ``RemoteSession``: one JSON object per line
-/// (`\n`), in the coding of SharedSessionCoding (the one Recording writes). A unit's calls travel in the
-/// form a recording gives the session's inputs of their kind, and events, errors and snapshots as a
-/// recording writes them, so a recording of a host with remote units replays like any other.
+/// (`\n`), its values in the coding of SharedSessionCoding (the one Recording writes), so a recording of
+/// a host with remote units replays like any other.
 ///
-/// A unit sends:
-/// - first, `{"hello": {"protocol": 1, "owner": "watch-party"}}`;
-/// - then requests (``UnitRequest``), each with an `id` its reply carries back: `{"id": 3, "input":
-///   {"kind": "acquire", "type": "voice", "owner": "watch-party", "lease": 0}}` (the kinds `acquire`,
-///   `releaseLease`, `duck`, `releaseDuck` and `ignoredRelease`, in the unit's own name),
-///   `{"id": 4, "snapshot": {}}`, or `{"id": 5, "leave": {}}`.
+/// Each line is one message, named by its keys, and read once. A unit's first line is its hello,
+/// `{"hello": {"protocol": 2, "owner": "watch-party"}}`; the host answers each connection in the
+/// version of its hello (1 or 2: ``supportedVersions``), and refuses another with a message naming both.
 ///
-/// The host sends `{"welcome": {...}}` (or `{"refused": <SessionError>}` and closes), replies
-/// `{"reply": 3, "lease": 12, "type": "voice"}`, `{"reply": 4, "snapshot": <SessionSnapshot>}`,
-/// `{"reply": 5}` or `{"reply": 3, "error": <SessionError>}`, every session event as
-/// `{"event": <SessionEvent>}`, `{"eventsLost": 17}` after events were dropped for a unit that did not
-/// read them, and `{"error": <SessionError>, "closing": true}` for a line it could not take.
+/// Version 2, which ``RemoteSession`` speaks: a request is `{"id": 3, "<kind>": <values>}`, with no
+/// owner (every request acts under the connection's owner name) and no lease but the one released:
+/// `{"id": 3, "acquire": {"type": "voice"}}`, `{"id": 4, "duck": {"style": {"kind": "pause"},
+/// "maximumHold": 1.5}}`, `{"id": 5, "releaseLease": {"lease": 12, "dropped": false}}`, `releaseDuck`
+/// likewise, `{"id": 6, "ignoredRelease": {"what": "…"}}`, `{"id": 7, "snapshot": {}}`,
+/// `{"id": 8, "leave": {}}`. A reply names its outcome: `{"reply": 3, "granted": {"lease": 12, "type":
+/// "voice"}}`, `{"reply": 7, "snapshot": <SessionSnapshot>}`, `{"reply": 8, "done": {}}` or
+/// `{"reply": 3, "failed": <SessionError>}`.
+///
+/// Version 1, which units built before version 2 speak: a request's `input` in the form a recording
+/// gives the session's input of its kind, `{"id": 3, "input": {"kind": "acquire", "type": "voice",
+/// "owner": "watch-party", "lease": 0}}` (an `owner` that must be the connection's, and a `lease` of 0 on
+/// acquire and duck), and replies `{"reply": 3, "lease": 12, "type": "voice"}`, `{"reply": 4, "snapshot":
+/// …}`, `{"reply": 5}` or `{"reply": 3, "error": <SessionError>}`.
+///
+/// In both, the host sends `{"welcome": {...}}` (or `{"refused": <SessionError>}` and closes), every
+/// session event as `{"event": <SessionEvent>}` (the same bytes to every unit), `{"eventsLost": 17}`
+/// after events were dropped for a unit that did not read them, and `{"error": <SessionError>,
+/// "closing": true}` for a line it could not take.
 public enum RemoteProtocol {
-    /// The version this build speaks; a hello with another is refused with a message naming both.
-    public static let version = 1
+    /// The version this build's ``RemoteSession`` speaks.
+    public static let version = 2
+
+    /// The versions a ``SessionServer`` of this build answers: a hello with another is refused with a
+    /// message naming it and these.
+    public static let supportedVersions = 1...2
 
     /// The longest line either side accepts, in bytes without its newline (64 KiB). A longer line is a
     /// `protocolViolation`, and the connection that sent it is closed: what follows it cannot be framed.
@@ -48,134 +62,135 @@ public enum RemoteProtocol {
 
     // MARK: Lines
 
-    /// Reads one line a unit sent (without its newline): the door a fuzzer or a test calls.
+    /// Reads one line a unit of version 1 sent (without its newline): the door a fuzzer or a test calls.
     ///
     /// - Throws: `SessionError` with code `protocolViolation` naming what is wrong: a line over
     ///   ``maximumLineLength``, not JSON, not an object, no known message in it, a message whose
     ///   fields are malformed, or an input only the host sends (`setMainVolume`, `play`…).
     public static func decodeUnitLine(_ line: some Collection<UInt8>) throws(SessionError) -> UnitMessage {
+        try decodeUnitLine(line, version: 1, owner: "")
+    }
+
+    /// Reads one line a unit sent on a connection whose hello said `version`, and whose owner name is
+    /// `owner`: a version 2 request names no owner, and acts under the connection's. Each version reads
+    /// its own requests only; a version other than 1 or 2 reads a request of either, as the host reads
+    /// a line before the hello.
+    ///
+    /// - Throws: as ``decodeUnitLine(_:)``.
+    public static func decodeUnitLine(_ line: some Collection<UInt8>, version: Int, owner: String) throws(SessionError)
+        -> UnitMessage
+    {
         do {
-            return try readUnitLine(line)
+            return try readUnitLine(line, reading: UnitLineReading(version: version, owner: owner))
         } catch {
             switch error {
-            case .unreadable(let error), .hostOnly(let error): throw error
+            case .unreadable(let error, _), .hostOnly(let error, _): throw error
             }
         }
     }
 
-    /// Why the host did not take a unit's line.
+    /// Why the host did not take a unit's line, with the line's `id` when it could be read.
     enum UnitLineRefusal: Error {
         /// The line is not a message: it counts toward the unit's ``SessionServer/Limits/violationsPerUnit``.
-        case unreadable(SessionError)
+        case unreadable(SessionError, id: Int?)
         /// A well-formed request for an input only the host sends: refused, but nothing in the line is
         /// broken, so it does not count.
-        case hostOnly(SessionError)
+        case hostOnly(SessionError, id: Int?)
     }
 
-    /// Reads one line a unit sent, as ``decodeUnitLine(_:)`` does, saying which kind of refusal it is.
-    static func readUnitLine(_ line: some Collection<UInt8>) throws(UnitLineRefusal) -> UnitMessage {
-        let object: [String: Any]
+    /// Reads one line a unit sent, once, as ``decodeUnitLine(_:version:owner:)`` does, saying which kind
+    /// of refusal it is.
+    static func readUnitLine(_ line: some Collection<UInt8>, reading: UnitLineReading) throws(UnitLineRefusal)
+        -> UnitMessage
+    {
         do {
-            object = try envelope(line, from: "unit")
+            return try decode(UnitEnvelope.self, line, from: "unit", [UnitLineReading.userInfoKey: reading]).message
+        } catch let refusal as UnitLineRefusal {
+            throw refusal
         } catch {
-            throw .unreadable(error)
-        }
-        let keys = Set(object.keys)
-        let known = ["hello", "input", "snapshot", "leave"].filter(keys.contains)
-        guard known.count == 1, let kind = known.first else {
-            throw .unreadable(
-                violation(
-                    known.isEmpty
-                        ? "unknown message with keys \(keys.sorted()): a unit sends hello, input, snapshot or leave"
-                        : "one line holds \(known.joined(separator: " and ")): send one message per line"))
-        }
-        let data = Data(line)
-        do {
-            switch kind {
-            case "hello":
-                let hello = try decoder.decode(HelloLine.self, from: data).hello
-                return .hello(protocolVersion: hello.protocolVersion, owner: hello.owner)
-            default:
-                let request = try decoder.decode(RequestLine.self, from: data)
-                switch kind {
-                case "input":
-                    // `"input": null` names the message but holds none: a unit's line never traps its host.
-                    guard let input = request.input else {
-                        throw DecodingError.valueNotFound(
-                            WireInput.self,
-                            .init(codingPath: [], debugDescription: "its input is null: send the input itself"))
-                    }
-                    return .request(id: request.id, input.request)
-                case "snapshot": return .request(id: request.id, .snapshot)
-                default: return .request(id: request.id, .leave)
-                }
-            }
-        } catch let error as WireInput.HostOnly {
-            throw .hostOnly(
-                violation(
-                    "a unit may not send the input \(error.kind): only acquire, releaseLease, duck, releaseDuck and "
-                        + "ignoredRelease; the rest is the host's"))
-        } catch {
-            throw .unreadable(violation("malformed \(kind) message: \(describe(error))"))
+            throw .unreadable(error as? SessionError ?? violation("\(error)"), id: nil)
         }
     }
 
-    /// Reads one line the host sent (without its newline).
+    /// Reads one line a version 1 host sent (without its newline).
     ///
     /// - Throws: `SessionError` with code `protocolViolation` naming what is wrong.
     public static func decodeHostLine(_ line: some Collection<UInt8>) throws(SessionError) -> HostMessage {
-        let object = try envelope(line, from: "host")
-        let data = Data(line)
-        do {
-            if object["event"] != nil { return .event(try decoder.decode(EventLine.self, from: data).event) }
-            if object["reply"] != nil {
-                let reply = try decoder.decode(ReplyLine.self, from: data)
-                if let error = reply.error { return .reply(id: reply.reply, .failed(error)) }
-                if let snapshot = reply.snapshot { return .reply(id: reply.reply, .snapshot(snapshot)) }
-                if let lease = reply.lease { return .reply(id: reply.reply, .granted(lease, type: reply.type)) }
-                return .reply(id: reply.reply, .done)
-            }
-            if object["welcome"] != nil { return .welcome(try decoder.decode(WelcomeLine.self, from: data).welcome) }
-            if object["refused"] != nil { return .refused(try decoder.decode(RefusedLine.self, from: data).refused) }
-            if object["eventsLost"] != nil {
-                return .eventsLost(try decoder.decode(EventsLostLine.self, from: data).eventsLost)
-            }
-            if object["error"] != nil {
-                let line = try decoder.decode(ErrorLine.self, from: data)
-                return .error(line.error, closing: line.closing ?? false)
-            }
-        } catch {
-            throw violation("malformed host message: \(describe(error))")
-        }
-        throw violation("unknown host message with keys \(object.keys.sorted())")
+        try decodeHostLine(line, version: 1)
     }
 
-    /// The line (with its newline) of a unit's message.
-    public static func encode(_ message: UnitMessage) -> [UInt8] {
+    /// Reads one line a host sent (without its newline) to a unit whose hello said `version`.
+    ///
+    /// - Throws: `SessionError` with code `protocolViolation` naming what is wrong.
+    public static func decodeHostLine(_ line: some Collection<UInt8>, version: Int) throws(SessionError)
+        -> HostMessage
+    {
+        guard case .message(let message) = try readHostLine(line, version: version, decodingEvents: true) else {
+            preconditionFailure("an event line is decoded when asked to be")
+        }
+        return message
+    }
+
+    static let hostLineVersionKey = CodingUserInfoKey(rawValue: "SharedSessionRemote.hostLineVersion")!
+
+    /// Reads one line a host sent, once: with `decodingEvents` false an event line is only known as
+    /// one (``HostLine/unreadEvent``), its event not decoded.
+    static func readHostLine(_ line: some Collection<UInt8>, version: Int, decodingEvents: Bool) throws(SessionError)
+        -> HostLine
+    {
+        do {
+            let userInfo: [CodingUserInfoKey: any Sendable] = [hostLineVersionKey: version]
+            guard decodingEvents else {
+                let envelope = try decode(HostEnvelope<UnreadEvent>.self, line, from: "host", userInfo)
+                switch envelope.message {
+                case .event: return .unreadEvent
+                case .other(let message): return .message(message)
+                }
+            }
+            switch try decode(HostEnvelope<SessionEvent>.self, line, from: "host", userInfo).message {
+            case .event(let event): return .message(.event(event))
+            case .other(let message): return .message(message)
+            }
+        } catch {
+            throw error as? SessionError ?? violation("malformed host message: \(describe(error))")
+        }
+    }
+
+    /// The line (with its newline) of a unit's message, in version 1.
+    public static func encode(_ message: UnitMessage) -> [UInt8] { encode(message, version: 1) }
+
+    /// The line (with its newline) of a unit's message, in `version` (1 or 2).
+    public static func encode(_ message: UnitMessage, version: Int) -> [UInt8] {
         switch message {
         case .hello(let version, let owner):
             line(HelloLine(hello: .init(protocolVersion: version, owner: owner)))
-        case .request(let id, .snapshot): line(RequestLine(id: id, input: nil, snapshot: Empty(), leave: nil))
-        case .request(let id, .leave): line(RequestLine(id: id, input: nil, snapshot: nil, leave: Empty()))
+        case .request(let id, let request) where version >= 2: line(VersionTwoRequestLine(id: id, request: request))
+        case .request(let id, .snapshot): line(RequestLine(id: id, input: nil, snapshot: .init(), leave: nil))
+        case .request(let id, .leave): line(RequestLine(id: id, input: nil, snapshot: nil, leave: .init()))
         case .request(let id, let input): line(RequestLine(id: id, input: WireInput(input), snapshot: nil, leave: nil))
         }
     }
 
-    /// The line (with its newline) of a host's message.
-    public static func encode(_ message: HostMessage) -> [UInt8] {
+    /// The line (with its newline) of a host's message, in version 1.
+    public static func encode(_ message: HostMessage) -> [UInt8] { encode(message, version: 1) }
+
+    /// The line (with its newline) of a host's message to a unit whose hello said `version` (1 or 2):
+    /// only a reply differs between them.
+    public static func encode(_ message: HostMessage, version: Int) -> [UInt8] {
         switch message {
-        case .welcome(let welcome): line(WelcomeLine(welcome: welcome))
-        case .refused(let error): line(RefusedLine(refused: error))
+        case .welcome(let welcome): line(HostLineShape.Welcome(welcome: welcome))
+        case .refused(let error): line(HostLineShape.Refused(refused: error))
+        case .reply(let id, let reply) where version >= 2: line(HostLineShape.VersionTwoReply(id: id, outcome: reply))
         case .reply(let id, let reply):
             switch reply {
-            case .done: line(ReplyLine(reply: id))
-            case .granted(let lease, let type): line(ReplyLine(reply: id, lease: lease, type: type))
-            case .snapshot(let snapshot): line(ReplyLine(reply: id, snapshot: snapshot))
-            case .failed(let error): line(ReplyLine(reply: id, error: error))
+            case .done: line(HostLineShape.VersionOneReply(reply: id))
+            case .granted(let lease, let type): line(HostLineShape.VersionOneReply(reply: id, lease: lease, type: type))
+            case .snapshot(let snapshot): line(HostLineShape.VersionOneReply(reply: id, snapshot: snapshot))
+            case .failed(let error): line(HostLineShape.VersionOneReply(reply: id, error: error))
             }
-        case .event(let event): line(EventLine(event: event))
-        case .eventsLost(let count): line(EventsLostLine(eventsLost: count))
-        case .error(let error, let closing): line(ErrorLine(error: error, closing: closing))
+        case .event(let event): line(HostLineShape.Event(event: event))
+        case .eventsLost(let count): line(HostLineShape.EventsLost(eventsLost: count))
+        case .error(let error, let closing): line(HostLineShape.Error(error: error, closing: closing))
         }
     }
 
@@ -200,27 +215,31 @@ public enum RemoteProtocol {
         SessionError(code: .protocolViolation, message: message)
     }
 
-    /// The line as a JSON object's top-level values, or why it is not one.
-    private static func envelope(_ line: some Collection<UInt8>, from side: String) throws(SessionError) -> [String:
-        Any]
-    {
+    /// Decodes `type` from a line of `side`'s, once. Not JSON, or not an object, is a `SessionError`
+    /// naming it; what the type's own decoding throws is thrown as it is.
+    private static func decode<Line: Decodable>(
+        _ type: Line.Type, _ line: some Collection<UInt8>, from side: String,
+        _ userInfo: [CodingUserInfoKey: any Sendable]
+    ) throws -> Line {
         guard line.count <= maximumLineLength else {
             throw violation(
                 "a \(side) line of \(line.count) bytes is over the limit of \(maximumLineLength): keep lines shorter")
         }
-        let parsed: Any
+        let decoder = JSONDecoder()
+        decoder.userInfo = userInfo
+        decoder.userInfo[.sessionRecordingOrigin] = origin
         do {
-            parsed = try JSONSerialization.jsonObject(with: Data(line), options: [.fragmentsAllowed])
-        } catch {
+            return try decoder.decode(type, from: Data(line))
+        } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
             throw violation("a \(side) line is not JSON (\(line.count) bytes): send one JSON object per line")
-        }
-        guard let object = parsed as? [String: Any] else {
+        } catch DecodingError.typeMismatch(_, let context) where context.codingPath.isEmpty {
+            throw violation("a \(side) line is JSON but not an object: send one JSON object per line")
+        } catch DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty {
             throw violation("a \(side) line is JSON but not an object: send one JSON object per line")
         }
-        return object
     }
 
-    private static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error) -> String {
         switch error {
         case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
             DecodingError.valueNotFound(_, let context):
@@ -241,12 +260,6 @@ public enum RemoteProtocol {
         return RecordingTimeOrigin(.now - (.seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)))
     }()
 
-    private static var decoder: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.userInfo[.sessionRecordingOrigin] = origin
-        return decoder
-    }
-
     private static func line(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -259,44 +272,15 @@ public enum RemoteProtocol {
         return bytes
     }
 
-    // MARK: The lines' shapes
+    // MARK: The unit's version 1 lines
 
-    private struct Empty: Codable {}
+    private struct HelloLine: Encodable { let hello: UnitEnvelope.Hello }
 
-    private struct HelloLine: Codable {
-        struct Hello: Codable {
-            let protocolVersion: Int
-            let owner: String
-            enum CodingKeys: String, CodingKey {
-                case protocolVersion = "protocol"
-                case owner
-            }
-        }
-        let hello: Hello
-    }
-
-    private struct RequestLine: Codable {
+    private struct RequestLine: Encodable {
         let id: Int
         let input: WireInput?
-        let snapshot: Empty?
-        let leave: Empty?
-    }
-
-    private struct WelcomeLine: Codable { let welcome: Welcome }
-    private struct RefusedLine: Codable { let refused: SessionError }
-    private struct EventLine: Codable { let event: SessionEvent }
-    private struct EventsLostLine: Codable { let eventsLost: Int }
-    private struct ErrorLine: Codable {
-        let error: SessionError
-        let closing: Bool?
-    }
-
-    private struct ReplyLine: Codable {
-        var reply: Int
-        var lease: LeaseID? = nil
-        var type: AudioSessionType? = nil
-        var snapshot: SessionSnapshot? = nil
-        var error: SessionError? = nil
+        let snapshot: UnitEnvelope.Empty?
+        let leave: UnitEnvelope.Empty?
     }
 }
 

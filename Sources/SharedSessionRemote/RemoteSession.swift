@@ -175,7 +175,7 @@ public final class RemoteSession: Sendable {
     /// Sends `request` without waiting (a lease's release from its deinit, or from an event loop).
     func post(_ request: UnitRequest) {
         let id = nextID.add(1, ordering: .relaxed).oldValue
-        let line = RemoteProtocol.encode(UnitMessage.request(id: id, request))
+        let line = RemoteProtocol.encode(UnitMessage.request(id: id, request), version: RemoteProtocol.version)
         let host = host
         host.eventLoop.execute { host.value.send(line) }
     }
@@ -187,7 +187,7 @@ public final class RemoteSession: Sendable {
     /// `timeout` passed without a reply.
     private func send(_ request: UnitRequest) -> EventLoopFuture<Reply> {
         let id = nextID.add(1, ordering: .relaxed).oldValue
-        let line = RemoteProtocol.encode(UnitMessage.request(id: id, request))
+        let line = RemoteProtocol.encode(UnitMessage.request(id: id, request), version: RemoteProtocol.version)
         let promise = host.eventLoop.makePromise(of: Reply.self)
         let host = host
         let timeout = timeout

@@ -10,12 +10,12 @@ import Synchronization
 
 /// Serves a `SharedSession` to units in other processes on a Unix domain socket.
 ///
-/// The socket is made in the user's runtime directory (``RemoteProtocol/defaultSocketPath(name:)``)
-/// with mode 0600. Each connection says hello with the protocol version and the owner name it asks
-/// for; the server checks the peer's credentials from the kernel (`SO_PEERCRED`: its uid and pid)
-/// against ``RemoteAccessPolicy``, which refuses other users and decides the owner name. From then on
-/// the unit's requests are the session's own inputs, taken under that name within the host's per-unit
-/// limits, and the unit receives every session event.
+/// The socket is made in the user's runtime directory (``RemoteProtocol/defaultSocketPath(name:)``) with mode 0600.
+/// Each connection says hello with the protocol version and the owner name it asks for, and is answered in that version
+/// (``RemoteProtocol/supportedVersions``); the server checks the peer's credentials from the kernel (`SO_PEERCRED`: its
+/// uid and pid) against ``RemoteAccessPolicy``, which refuses other users and decides the owner name. From then on the
+/// unit's requests are the session's own inputs, taken under that name within the host's per-unit limits, and the unit
+/// receives every session event.
 ///
 /// When a connection closes for any reason — the unit left, exited, crashed or was killed, or the
 /// server closed it — everything it held is released at once (the main stream starts its restore
@@ -203,7 +203,8 @@ final class EventFanOut: SessionInputObserver {
         loop.execute {
             let units = registry.openUnits()
             guard !units.isEmpty else { return }
-            // One buffer for every unit: NIO shares its storage among the writes.
+            // One buffer for every unit, of either version (an event line is the same in both): NIO
+            // shares its storage among the writes.
             let line = ByteBuffer(bytes: RemoteProtocol.encode(HostMessage.event(event)))
             for unit in units { unit.send(event: line) }
         }

@@ -24,7 +24,8 @@ final class UnitConnection: ChannelDuplexHandler {
 
     private enum Phase {
         case awaitingHello
-        case open(owner: String)
+        /// Welcomed, in the version of its hello: the host answers in it.
+        case open(owner: String, version: Int)
         case closed
     }
 
@@ -192,18 +193,18 @@ final class UnitConnection: ChannelDuplexHandler {
     private func handle(line: [UInt8]) {
         let message: UnitMessage
         do {
-            message = try RemoteProtocol.readUnitLine(line)
+            message = try RemoteProtocol.readUnitLine(line, reading: reading)
         } catch {
             switch error {
             case .hostOnly where isAwaitingHello:
                 requestBeforeHello()
-            case .hostOnly(let refusal):
+            case .hostOnly(let refusal, let id):
                 // Well-formed, so not counted among the unit's broken lines.
-                fail(refusal, reply: Self.requestID(in: line), closing: false)
-            case .unreadable(let refusal):
+                fail(refusal, reply: id, closing: false)
+            case .unreadable(let refusal, let id):
                 violations += 1
                 let closing = violations >= server.limits.violationsPerUnit || isAwaitingHello
-                fail(refusal, reply: Self.requestID(in: line), closing: closing)
+                fail(refusal, reply: id, closing: closing)
             }
             return
         }
@@ -221,6 +222,20 @@ final class UnitConnection: ChannelDuplexHandler {
         }
     }
 
+    /// How the unit's lines are read: before the hello, a request of any version is known as one.
+    private var reading: UnitLineReading {
+        switch phase {
+        case .open(let owner, let version): UnitLineReading(version: version, owner: owner)
+        case .awaitingHello, .closed: UnitLineReading(version: nil, owner: "")
+        }
+    }
+
+    /// The version the host answers in: the hello's, once accepted (a refusal, and an error before the
+    /// hello, have one shape in every version).
+    private var version: Int {
+        if case .open(_, let version) = phase { version } else { 1 }
+    }
+
     private var isAwaitingHello: Bool {
         if case .awaitingHello = phase { true } else { false }
     }
@@ -232,14 +247,14 @@ final class UnitConnection: ChannelDuplexHandler {
     }
 
     private func hello(version: Int, owner requested: String) {
-        guard version == RemoteProtocol.version else {
+        guard RemoteProtocol.supportedVersions.contains(version) else {
+            let versions = RemoteProtocol.supportedVersions
             refuse(
                 SessionError(
                     code: .accessRefused,
                     message:
-                        "the unit speaks protocol version \(version), "
-                        + "the host speaks version \(RemoteProtocol.version): "
-                        + "use a SharedSessionRemote of the host's version"))
+                        "the unit speaks protocol version \(version), the host speaks version \(versions.lowerBound) "
+                        + "to \(versions.upperBound): use a SharedSessionRemote that speaks one of them"))
             return
         }
         guard let credentials else {
@@ -271,15 +286,13 @@ final class UnitConnection: ChannelDuplexHandler {
         case .failure(let error):
             refuse(error)
         case .success(let previous):
-            phase = .open(owner: owner)
+            phase = .open(owner: owner, version: version)
             server.admitted.enter()
             executor = ConnectionExecutor(
                 pool: server.pool, book: UnitBook(server: server, connection: connection, owner: owner))
             write(
                 .welcome(
-                    Welcome(
-                        protocolVersion: RemoteProtocol.version, owner: owner, connection: connection,
-                        previous: previous)))
+                    Welcome(protocolVersion: version, owner: owner, connection: connection, previous: previous)))
         }
     }
 
@@ -299,13 +312,6 @@ final class UnitConnection: ChannelDuplexHandler {
         } else {
             submit { _ in outcome }
         }
-    }
-
-    /// The request id of a line that failed to decode, if one can be read, so the reply reaches the
-    /// call that waits for it.
-    private static func requestID(in line: [UInt8]) -> Int? {
-        struct Id: Decodable { let id: Int }
-        return try? JSONDecoder().decode(Id.self, from: Data(line)).id
     }
 
     // MARK: Answers
@@ -347,7 +353,7 @@ final class UnitConnection: ChannelDuplexHandler {
 
     private func write(_ message: HostMessage) {
         guard let context else { return }
-        let line = RemoteProtocol.encode(message)
+        let line = RemoteProtocol.encode(message, version: version)
         var buffer = context.channel.allocator.buffer(capacity: line.count)
         buffer.writeBytes(line)
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)

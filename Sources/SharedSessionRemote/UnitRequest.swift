@@ -9,7 +9,8 @@ import SharedSessionCoding
 /// that refused the request.
 public enum UnitRequest: Sendable, Hashable {
     /// A session of `type`, as `SharedSession/acquire(_:owner:)`; `owner` is the connection's own name
-    /// (another name is refused, and the connection closed).
+    /// (on version 1's wire another name is refused, and the connection closed; version 2's carries
+    /// none, and the host gives the connection's).
     case acquire(AudioSessionType, owner: String)
     /// The release of the session lease `id` the host granted; `dropped` when the unit let go of the
     /// lease without releasing it.
@@ -28,11 +29,11 @@ public enum UnitRequest: Sendable, Hashable {
     case leave
 }
 
-/// The `input` of a request line (protocol version 1): a unit's call in the JSON form a recording
-/// gives the session's input of that kind, `{"kind": "<case>", <its values by name>}`: the wire and a
-/// recording share one form, and any unit that writes it talks to the host. The fields a unit has no say in are on the
-/// wire all the same: `acquire` and `duck` carry a placeholder `lease` (0, read and ignored), and
-/// `ignoredRelease` the `cause` (the unit's own; read and ignored, as the host records its own cause).
+/// The `input` of a request line of protocol version 1: a unit's call in the JSON form a recording
+/// gives the session's input of that kind, `{"kind": "<case>", <its values by name>}`. The fields a
+/// unit has no say in are on version 1's wire all the same (version 2 has none of them): `acquire` and
+/// `duck` carry a placeholder `lease` (0, read and ignored), and `ignoredRelease` the `cause` (the
+/// unit's own; read and ignored, as the host records its own cause).
 /// Only the values' own codings are used (`AudioSessionType`, `LeaseID`, `DuckRequest`, `EventCause`),
 /// not the session inputs'.
 struct WireInput: Codable {

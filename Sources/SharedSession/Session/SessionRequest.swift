@@ -55,8 +55,8 @@ public enum SessionRequest: Sendable, Hashable {
 }
 
 extension SessionRequest {
-    /// Checks the values the caller gave: volumes and duck levels finite and from 0 through 1, a
-    /// loudness duck's margin from 0 through 40 LU, a maximum hold positive. The state refuses a request that fails before anything changes; a
+    /// Checks the values the caller gave: volumes and duck levels finite and from 0 through 1, a loudness duck's margin
+    /// from 0 through 40 LU, a maximum hold positive. The state refuses a request that fails before anything changes; a
     /// stream's opening is checked before the engine is asked (``SessionState/opening(_:isMain:volume:)``).
     func validate() throws(SessionError) {
         switch self {

@@ -96,6 +96,13 @@ package final class Broadcast<Kept: Sendable, Element: Sendable>: Sendable {
         }
     }
 
+    /// Whether an item emitted now would be transformed and handed on: someone has listened, and a
+    /// stream or a handler is there to take it. A caller that can make the element more cheaply itself
+    /// asks first (a remote unit decodes an event line in the same pass as its envelope).
+    package var isListening: Bool {
+        state.withLock { $0.heard && !($0.subscribers.isEmpty && $0.handler == nil) }
+    }
+
     /// Kept while nobody has listened; otherwise transformed and handed to the listeners of the
     /// moment, if there are any.
     package func emit(_ item: Kept) {
