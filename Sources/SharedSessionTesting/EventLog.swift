@@ -1,4 +1,3 @@
-import Dispatch
 public import SharedSession
 
 /// Every event something reported, in order, with a way to wait for the one a test expects.
@@ -114,14 +113,8 @@ public final class EventLog<Event: Sendable>: Sendable {
                     continuation.resume(returning: found)
                     return
                 }
-                // The timeout fires from a serial queue of its own, not from a task: a suite whose
-                // CPU-heavy tests keep the cooperative pool's few threads busy would otherwise delay the
-                // timer itself, and then the wait's resumption, each by a turn of the pool.
-                let (seconds, attoseconds) = max(timeout, .zero).components
-                let nanoseconds =
-                    Int(min(seconds, Int64(Int.max / 1_000_000_000 - 1))) * 1_000_000_000
-                    + Int(attoseconds / 1_000_000_000)
-                eventLogTimeouts.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+                Task { [weak self] in
+                    try? await Task.sleep(for: timeout)
                     self?.expire(id)
                 }
             }
@@ -186,6 +179,3 @@ extension EventLog where Event: Equatable {
         await wait(timeout: timeout, after: index) { $0 == event }
     }
 }
-
-/// The queue every ``EventLog`` wait's timeout fires on (see ``EventLog/wait(timeout:after:for:)``).
-private let eventLogTimeouts = DispatchQueue(label: "SharedSessionTesting.EventLog timeouts")
