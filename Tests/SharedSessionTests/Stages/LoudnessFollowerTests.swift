@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+@testable import SharedSession
+
+/// The loudness duck, alone: a voice meter that heard a second of speech, a movie source fed to the
+/// follower, and the ceiling it moves the movie to. The voice and the movie are the same 1 kHz tone,
+/// so their loudness differs by exactly their level difference, whatever the K-weighting does to it.
+@Suite("The loudness stage")
+struct LoudnessFollowerTests {
+    static let format = AudioFormat.standard
+    static let quantum = 480
+
+    /// A quantum of a 1 kHz stereo sine at `amplitude`, from `frame` on.
+    static func tone(_ amplitude: Float, from frame: Int) -> [Float] {
+        (0..<quantum).flatMap { index -> [Float] in
+            let value = amplitude * Float(sin(2 * Double.pi * 1000 * Double(frame + index) / 48_000))
+            return [value, value]
+        }
+    }
+
+    /// A meter that measured `seconds` of speech at `amplitude`.
+    static func voice(_ amplitude: Float, seconds: Int) -> ActivityMeter {
+        let meter = ActivityMeter(format: format)
+        meter.configure(threshold: 0.01, holdFrames: 4800)
+        meter.measureLoudness()
+        for block in 0..<(seconds * 100) {
+            tone(amplitude, from: block * quantum).withUnsafeBufferPointer {
+                meter.measure($0.baseAddress!, frames: quantum, channels: 2)
+            }
+        }
+        return meter
+    }
+
+    /// Runs the follower over `quanta` quanta of the movie at `amplitude` while the voice is heard;
+    /// returns the ceiling's factor at the end.
+    static func follow(
+        _ follower: LoudnessFollower, voice: ActivityMeter, movie amplitude: Float, quanta: Int
+    ) -> Float {
+        let pointer = UInt(bitPattern: Unmanaged.passUnretained(voice).toOpaque())
+        for block in 0..<quanta {
+            follower.begin()
+            tone(amplitude, from: block * quantum).withUnsafeBufferPointer {
+                follower.measure(
+                    $0.baseAddress!, frames: quantum, channels: 2, meters: (pointer, 0, 0, 0), heard: true, gain: 1)
+            }
+            follower.move(frames: quantum, heard: true, voiced: true)
+        }
+        return follower.factorTo
+    }
+
+    static func decibels(_ gain: Float) -> Float { 20 * log10(gain) }
+
+    @Test("the movie is held the margin under a voice as loud as it: 10 dB down, reached over the start's 150 ms")
+    func holdsTheMargin() throws {
+        let voice = Self.voice(0.25, seconds: 1)
+        #expect(voice.speechBlocks > 0)
+        let follower = LoudnessFollower(format: Self.format)
+        follower.set(
+            LoudnessFollowing(slots: [LoudnessSlot(margin: 10, deepest: -30)], policy: .default), meterCount: 1,
+            frameRate: 48_000)
+        follower.pickUp(hasMeters: true, heard: false, attackFrames: 960, releaseFrames: 19_200)
+        #expect(follower.isActive)
+        // The first 100 ms step asks; the start's 150 ms then reaches the level.
+        let early = Self.follow(follower, voice: voice, movie: 0.25, quanta: 15)
+        #expect(Self.decibels(early) > -10 + 0.5, "not there before the start's 150 ms: \(Self.decibels(early)) dB")
+        let held = Self.follow(follower, voice: voice, movie: 0.25, quanta: 40)
+        #expect(abs(Self.decibels(held) - -10) < 0.1, "\(Self.decibels(held)) dB")
+    }
+
+    @Test("a movie 6 dB louder than the voice goes 16 dB down; the deepest bound caps a far louder one")
+    func followsTheMovie() throws {
+        let voice = Self.voice(0.125, seconds: 1)
+        let follower = LoudnessFollower(format: Self.format)
+        follower.set(
+            LoudnessFollowing(slots: [LoudnessSlot(margin: 10, deepest: -20)], policy: .default), meterCount: 1,
+            frameRate: 48_000)
+        follower.pickUp(hasMeters: true, heard: false, attackFrames: 960, releaseFrames: 19_200)
+        let louder = Self.follow(follower, voice: voice, movie: 0.25, quanta: 60)
+        #expect(abs(Self.decibels(louder) - -16) < 0.2, "\(Self.decibels(louder)) dB")
+        let capped = Self.follow(follower, voice: voice, movie: 1, quanta: 400)
+        #expect(abs(Self.decibels(capped) - -20) < 0.1, "the deepest bound: \(Self.decibels(capped)) dB")
+    }
+
+    @Test("no slot set: the stage is not engaged and leaves the stream alone")
+    func unset() {
+        let follower = LoudnessFollower(format: Self.format)
+        follower.set(.none, meterCount: 1, frameRate: 48_000)
+        follower.pickUp(hasMeters: true, heard: false, attackFrames: 960, releaseFrames: 19_200)
+        #expect(!follower.isActive)
+        #expect(!follower.isEngaged)
+        #expect(follower.reading == nil)
+    }
+}
