@@ -131,9 +131,9 @@ SWIFT_EXTERN SWIFT_ENUM_TAG sharedsession_status sharedsession_snapshot_json(uin
 /// <code>sharedsession_free</code>.
 SWIFT_EXTERN SWIFT_ENUM_TAG sharedsession_status sharedsession_snapshot_text(uint64_t session, char * _Nullable * _Nullable text) SWIFT_NOEXCEPT SWIFT_WARN_UNUSED_RESULT;
 
-/// Starts a session on <code>engine</code> (a <code>sharedsession_engine</code>), named <code>applicationName</code> in the sound
-/// server; writes its handle. On PipeWire with no daemon reachable it returns <code>engineUnavailable</code> with the daemon’s error as
-/// the message (where it looked, how to start one): start on the offline engine then.
+/// Starts a session on <code>engine</code> (a <code>sharedsession_engine</code>), named <code>applicationName</code> in the sound server; writes its
+/// handle. On PipeWire with no daemon reachable it returns <code>engineUnavailable</code> with the daemon’s error as the message
+/// (where it looked, how to start one): start on the offline engine then.
 SWIFT_EXTERN SWIFT_ENUM_TAG sharedsession_status sharedsession_start(int32_t engine, char const * _Nullable applicationName, uint64_t * _Nullable session) SWIFT_NOEXCEPT SWIFT_WARN_UNUSED_RESULT;
 
 /// The library’s version, “major.minor.patch”; a static string, never freed.
