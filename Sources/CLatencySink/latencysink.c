@@ -26,6 +26,9 @@ struct CLatencySink_Sink {
     struct spa_hook capture_listener;
     struct spa_hook playback_listener;
     uint32_t delay_frames;
+    // Loop thread: the latency the graph gave each side, kept because every declaration replaces both.
+    struct spa_latency_info downstream;
+    struct spa_latency_info upstream;
     // The library is PipeWire 1.x: the delay is declared as the node's ProcessLatency too.
     bool process_latency;
     // Loop thread: the sink's state on the server, for the wait in create.
@@ -42,12 +45,13 @@ struct CLatencySink_Sink {
 // records declares none, though it plays a quantum late like every driver (BlueZ and ALSA declare
 // min_quantum 1). Loop thread.
 //
-// PipeWire 0.3 takes the port's Latency param as the stream gives it. On 1.x the delay is also given as
-// the node's ProcessLatency (the part the node adds to what is downstream of it), as PipeWire's own
-// filter-chain does for its sink stream; on 1.4.2 neither was seen to reach the ports' Latency params
-// (pw-dump reads 0), so there a player's clock does not learn the delay.
-static void declare_latency(struct CLatencySink_Sink *sink, const struct spa_latency_info *downstream) {
-    struct spa_latency_info info = *downstream;
+// Both directions are declared every time, as module-loopback does: when the graph sets the port's
+// upstream (output-direction) latency, pw_stream replaces every Latency param of the port with that one,
+// and on PipeWire 1.x the adapter then finds no input-direction latency and declares 0 for the sink
+// (0.3.65 kept the first declaration). On 1.x the delay is also given as the node's ProcessLatency, as
+// PipeWire's own filter-chain does for its sink stream, so pw-dump shows what the node adds.
+static void declare_latency(struct CLatencySink_Sink *sink) {
+    struct spa_latency_info info = sink->downstream;
     struct spa_process_latency_info process = {.rate = sink->delay_frames};
     info.direction = SPA_DIRECTION_INPUT;
     if (info.min_quantum < 1.0f) {
@@ -59,21 +63,35 @@ static void declare_latency(struct CLatencySink_Sink *sink, const struct spa_lat
     info.max_rate += sink->delay_frames;
     uint8_t buffer[1024];
     struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
-    const struct spa_pod *params[2];
+    const struct spa_pod *params[3];
     uint32_t count = 0;
     params[count++] = spa_latency_build(&builder, SPA_PARAM_Latency, &info);
+    params[count++] = spa_latency_build(&builder, SPA_PARAM_Latency, &sink->upstream);
     if (sink->process_latency) {
         params[count++] = spa_process_latency_build(&builder, SPA_PARAM_ProcessLatency, &process);
     }
     pw_stream_update_params(sink->capture, params, count);
 }
 
+// The target's latency, as the playback stream learns it: what is downstream of the sink. Loop thread.
 static void playback_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
     struct CLatencySink_Sink *sink = data;
     if (id != SPA_PARAM_Latency || param == NULL) return;
     struct spa_latency_info info;
     if (spa_latency_parse(param, &info) < 0 || info.direction != SPA_DIRECTION_INPUT) return;
-    declare_latency(sink, &info);
+    sink->downstream = info;
+    declare_latency(sink);
+}
+
+// What the graph sets on the sink's port: the latency of what plays into it. It has just replaced the
+// declaration, so the declaration is made again with it. Loop thread.
+static void capture_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
+    struct CLatencySink_Sink *sink = data;
+    if (id != SPA_PARAM_Latency || param == NULL) return;
+    struct spa_latency_info info;
+    if (spa_latency_parse(param, &info) < 0 || info.direction != SPA_DIRECTION_OUTPUT) return;
+    sink->upstream = info;
+    declare_latency(sink);
 }
 
 // Loop thread: wakes create's wait once the sink exists on the server (or failed).
@@ -140,6 +158,7 @@ static void playback_process(void *data) {
 static const struct pw_stream_events capture_events = {
     PW_VERSION_STREAM_EVENTS,
     .state_changed = capture_state_changed,
+    .param_changed = capture_param_changed,
     .process = capture_process,
 };
 
@@ -188,6 +207,8 @@ CLatencySink_Sink *CLatencySink_create(const char *node_name, const char *target
     }
     struct CLatencySink_Sink *sink = calloc(1, sizeof(*sink));
     sink->delay_frames = delay_frames;
+    sink->downstream = SPA_LATENCY_INFO(SPA_DIRECTION_INPUT);
+    sink->upstream = SPA_LATENCY_INFO(SPA_DIRECTION_OUTPUT);
     sink->process_latency = atoi(pw_get_library_version()) >= 1;
     sink->ring = calloc(RING_FRAMES * CHANNELS, sizeof(float));
     sink->loop = pw_thread_loop_new("latency-sink", NULL);
@@ -253,8 +274,7 @@ CLatencySink_Sink *CLatencySink_create(const char *node_name, const char *target
         return NULL;
     }
     // Declared from the start, before the target's latency arrives.
-    struct spa_latency_info none = SPA_LATENCY_INFO(SPA_DIRECTION_INPUT);
-    declare_latency(sink, &none);
+    declare_latency(sink);
     // Returns once the sink exists on the server (its node made, so a client can name it), or fails
     // after 5 s saying how far it got.
     struct timespec deadline;
