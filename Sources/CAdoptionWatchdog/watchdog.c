@@ -42,6 +42,8 @@
 extern char **environ;
 
 #define WATCHDOG_ENV "SHAREDSESSION_WATCHDOG"
+// The media.category the engine's client declares, which the watchdog's declares too.
+#define CATEGORY_ENV "SHAREDSESSION_WATCHDOG_CATEGORY"
 #define WATCHDOG_MAX_NODES 256
 
 struct watched_node {
@@ -60,6 +62,8 @@ struct watchdog {
     struct pw_core *core;
     struct spa_hook core_listener;
     struct pw_registry *registry;
+    // The engine's media.category (NULL: none): a sandboxed watchdog needs Manager to write volumes.
+    char *category;
     struct spa_source *input;
     struct watched_node *nodes[WATCHDOG_MAX_NODES];
     uint32_t count;
@@ -124,7 +128,9 @@ static const struct pw_core_events core_events = {
 static bool watchdog_connect(struct watchdog *w) {
     if (w->connected) return true;
     watchdog_disconnect(w);
-    w->core = pw_context_connect(w->context, NULL, 0);
+    struct pw_properties *properties =
+        w->category != NULL ? pw_properties_new(PW_KEY_MEDIA_CATEGORY, w->category, NULL) : NULL;
+    w->core = pw_context_connect(w->context, properties, 0);
     if (w->core == NULL) return false;
     pw_core_add_listener(w->core, &w->core_listener, &core_events, w);
     w->registry = pw_core_get_registry(w->core, PW_VERSION_REGISTRY, 0);
@@ -264,6 +270,9 @@ static int watchdog_main(void) {
     pw_init(NULL, NULL);
     struct watchdog *w = calloc(1, sizeof *w);
     if (w == NULL) return 1;
+    const char *category = getenv(CATEGORY_ENV);
+    if (category != NULL && category[0] != '\0') w->category = strdup(category);
+    unsetenv(CATEGORY_ENV);
     w->main_loop = pw_main_loop_new(NULL);
     if (w->main_loop == NULL) return 1;
     w->loop = pw_main_loop_get_loop(w->main_loop);
@@ -299,7 +308,8 @@ __attribute__((constructor)) static void CAdoptionWatchdog_entry(void) {
     _exit(watchdog_main());
 }
 
-pid_t CAdoptionWatchdog_spawn(const char *remoteName, int *commandFD, char *failure, size_t failureSize) {
+pid_t CAdoptionWatchdog_spawn(const char *remoteName, const char *mediaCategory, int *commandFD, char *failure,
+                              size_t failureSize) {
     int commands[2], status[2];
     failure[0] = '\0';
     if (pipe2(commands, O_CLOEXEC) != 0 || pipe2(status, O_CLOEXEC) != 0) {
@@ -319,12 +329,13 @@ pid_t CAdoptionWatchdog_spawn(const char *remoteName, int *commandFD, char *fail
     // The environment: the caller's, with the watchdog's switch and the daemon's socket name.
     size_t count = 0;
     while (environ[count]) count++;
-    char **envp = calloc(count + 4, sizeof *envp);
-    char remote[512];
+    char **envp = calloc(count + 5, sizeof *envp);
+    char remote[512], category[128];
     size_t n = 0;
     for (size_t i = 0; i < count; i++) {
         if (strncmp(environ[i], WATCHDOG_ENV "=", strlen(WATCHDOG_ENV) + 1) == 0) continue;
         if (remoteName && strncmp(environ[i], "PIPEWIRE_REMOTE=", 16) == 0) continue;
+        if (strncmp(environ[i], CATEGORY_ENV "=", strlen(CATEGORY_ENV) + 1) == 0) continue;
         if (preload[0] && strncmp(environ[i], "LD_PRELOAD=", 11) == 0) continue;
         envp[n++] = environ[i];
     }
@@ -332,6 +343,10 @@ pid_t CAdoptionWatchdog_spawn(const char *remoteName, int *commandFD, char *fail
     if (remoteName) {
         snprintf(remote, sizeof remote, "PIPEWIRE_REMOTE=%s", remoteName);
         envp[n++] = remote;
+    }
+    if (mediaCategory) {
+        snprintf(category, sizeof category, CATEGORY_ENV "=%s", mediaCategory);
+        envp[n++] = category;
     }
     if (preload[0]) envp[n++] = preload;
     envp[n] = NULL;

@@ -28,6 +28,18 @@ public enum AdoptionEvent: Sendable, Hashable, CustomStringConvertible {
     case pauseRequested(stream: StreamID, Bool)
     /// Writing the volume of `node` failed (the daemon refused it).
     case writeFailed(stream: StreamID, node: UInt32, reason: String)
+    /// `node` matches the rule of `stream`, but the daemon gives this client no permission to write its
+    /// volume: the host runs in a sandbox (a Flatpak app's PipeWire access is read and execute on other
+    /// apps' objects). The node is left alone and plays on at its own volume. WirePlumber gives a
+    /// sandboxed client write access when its `media.category` is `Manager`: make the engine with
+    /// `PipeWireEngine(applicationName:remoteName:layout:access:)` and `.manager` (see the
+    /// AdoptingNodes article).
+    case notPermitted(stream: StreamID, node: UInt32, name: String)
+    /// The watchdog that gives adopted nodes back if this process dies shares its fate (`reason`): a
+    /// sandbox whose processes are all killed together (a Flatpak app's PID namespace) takes it along,
+    /// and a node still ducked then stays ducked until its player closes it. Reported once, when the
+    /// watchdog starts; the other endings are unaffected.
+    case watchdogSharesFate(reason: String)
     /// The watchdog that gives adopted nodes back if this process dies could not be started (`reason`
     /// says why). Adoption works without it, and the nodes are still given back when a stream closes
     /// or the engine shuts down; a crash or SIGKILL would leave them at the session's last volume.
@@ -50,7 +62,12 @@ public enum AdoptionEvent: Sendable, Hashable, CustomStringConvertible {
         case .pauseRequested(let stream, let paused): "\(stream): the session \(paused ? "paused" : "resumed") it"
         case .writeFailed(let stream, let node, let reason):
             "\(stream): writing the volume of node \(node) failed: \(reason)"
+        case .notPermitted(let stream, let node, let name):
+            "\(stream): node \(node) (\(name)) matches the rule, but this client may not write its volume "
+                + "(a sandboxed client's read-only access); it is left alone. WirePlumber gives a sandboxed "
+                + "client write access when its media.category is Manager: make the engine with access: .manager"
         case .watchdogUnavailable(let reason): reason
+        case .watchdogSharesFate(let reason): reason
         }
     }
 }

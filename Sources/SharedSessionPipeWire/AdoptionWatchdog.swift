@@ -21,10 +21,12 @@ final class AdoptionWatchdog {
     private(set) var watched: Set<UInt32> = []
 
     /// Starts the watchdog, or says why it cannot run.
-    static func start(remoteName: String?) -> Result<AdoptionWatchdog, SessionError> {
+    /// Its client declares `mediaCategory` as the engine's does (a sandboxed watchdog needs `Manager`
+    /// to write the nodes' volumes as much as the engine does).
+    static func start(remoteName: String?, mediaCategory: String? = nil) -> Result<AdoptionWatchdog, SessionError> {
         var fd: Int32 = -1
         var failure = [CChar](repeating: 0, count: 512)
-        let pid = CAdoptionWatchdog_spawn(remoteName, &fd, &failure, failure.count)
+        let pid = CAdoptionWatchdog_spawn(remoteName, mediaCategory, &fd, &failure, failure.count)
         guard pid > 0 else {
             let reason = String(decoding: failure.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             return .failure(

@@ -17,6 +17,8 @@ final class CoreConnection {
     private let context: OpaquePointer
     /// The daemon's socket name (`remote.name`); nil: PipeWire's default (PIPEWIRE_REMOTE or pipewire-0).
     private let remoteName: String?
+    /// The `media.category` the client declares (`Manager` for ``PipeWireAccess/manager``).
+    private let mediaCategory: String?
     private let logger: Logger
     private unowned let observer: any CoreConnectionObserver
 
@@ -33,9 +35,13 @@ final class CoreConnection {
     /// asked for it has been handled by the daemon.
     private(set) var lastDone: Int32 = -1
 
-    init(context: OpaquePointer, remoteName: String?, logger: Logger, observer: any CoreConnectionObserver) {
+    init(
+        context: OpaquePointer, remoteName: String?, mediaCategory: String? = nil, logger: Logger,
+        observer: any CoreConnectionObserver
+    ) {
         self.context = context
         self.remoteName = remoteName
+        self.mediaCategory = mediaCategory
         self.logger = logger
         self.observer = observer
     }
@@ -48,10 +54,10 @@ final class CoreConnection {
     /// Connects the core and starts watching the registry. Returns 0 or a negative errno.
     func connect() -> Int32 {
         var properties: UnsafeMutablePointer<pw_properties>?
-        if let remoteName {
-            properties = CPipeWireShim_propertiesNew()
-            pw_properties_set(properties, PW_KEY_REMOTE_NAME, remoteName)
-        }
+        if remoteName != nil || mediaCategory != nil { properties = CPipeWireShim_propertiesNew() }
+        if let remoteName { pw_properties_set(properties, PW_KEY_REMOTE_NAME, remoteName) }
+        // The client's properties: WirePlumber decides a sandboxed client's access from them as it appears.
+        if let mediaCategory { pw_properties_set(properties, PW_KEY_MEDIA_CATEGORY, mediaCategory) }
         // pw_context_connect takes the properties, whether it succeeds or not.
         guard let core = pw_context_connect(context, properties, 0) else { return -Int32(errno) }
         self.core = core

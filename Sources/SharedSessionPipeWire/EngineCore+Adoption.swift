@@ -22,6 +22,10 @@ struct AdoptedNodes {
     /// keeps them, and gives them back when it stops.
     var unwritten: Set<UInt32> = []
 
+    /// A node of another client whose `Props` this client may not write, as the registry announced it:
+    /// the daemon gives this client read-only access (a sandbox), so nothing can be adopted.
+    var readOnlyNode: String?
+
     /// The nodes given back whose write the daemon has not applied for sure.
     var awaitingGiveBack: Set<UInt32> { unwritten.union(unconfirmed.flatMap(\.nodes)) }
 
@@ -46,6 +50,7 @@ extension EngineCore {
         throws(SessionError) -> AdoptedNodeControl
     {
         try checkNotShutDown("adopt \(rule) as \(id)")
+        try checkAdoptionAccess()
         startAdoptionWatchdog()
         let control = AdoptedNodeControl(wake: wake)
         adopted.controls[id] = control
@@ -78,16 +83,34 @@ extension EngineCore {
         return adopted.unconfirmed.last?.seq
     }
 
+    /// Throws `accessRefused` when the registry showed that the daemon lets this client only read other
+    /// applications' nodes (a sandbox without `Manager`): nothing could be adopted.
+    func checkAdoptionAccess() throws(SessionError) {
+        if let node = adopted.readOnlyNode {
+            throw SessionError(
+                code: .accessRefused,
+                message: "the PipeWire daemon lets this client only read other applications' nodes (\(node) "
+                    + "among them), so it cannot duck another player: the host runs in a sandbox. WirePlumber "
+                    + "gives a sandboxed client write access when its media.category is Manager: make the engine "
+                    + "with PipeWireEngine(applicationName:remoteName:layout:access: .manager), and give a Flatpak "
+                    + "app the PipeWire socket (--filesystem=xdg-run/pipewire-0)")
+        }
+    }
+
     /// Starts the watchdog if it is not running (once: a failure is reported once, and adoption works
     /// without it).
     func startAdoptionWatchdog() {
         guard adopted.watchdog == nil, adopted.watchdogFailure == nil else { return }
         let start = ContinuousClock.now
-        switch AdoptionWatchdog.start(remoteName: remoteName) {
+        switch AdoptionWatchdog.start(remoteName: remoteName, mediaCategory: access.mediaCategory) {
         case .success(let started):
             adopted.watchdog = started
             logger.info(
                 "adoption watchdog running (pid \(started.processID), started in \(ContinuousClock.now - start))")
+            if let reason = SharedFate.current().reason {
+                logger.warning("\(reason)")
+                delivery.emit(.watchdogSharesFate(reason: reason))
+            }
         case .failure(let error):
             adopted.watchdogFailure = error
             logger.error("\(error.message)")
@@ -119,6 +142,7 @@ extension EngineCore {
     /// confirmed stays the watchdog's: the write may go with the connection, and the watchdog, stopped
     /// next, gives the node back itself.
     func adoptionDisconnected() {
+        adopted.readOnlyNode = nil
         perform(adoption.disconnected())
         adopted.unconfirmed.removeAll()
         adopted.unwritten.removeAll()

@@ -78,14 +78,21 @@ extension EngineCore: CoreConnectionObserver {
         expectQuantumChange()
     }
 
-    func globalAdded(id: UInt32, type: String, properties: [String: String], registry: OpaquePointer) {
+    func globalAdded(
+        id: UInt32, type: String, permissions: UInt32, properties: [String: String], registry: OpaquePointer
+    ) {
         adopted.registry = registry
         if type == String(cString: CPipeWireShim_typeClient) {
             perform(adoption.clientAppeared(id, properties: properties, at: .now))
-        } else if type == String(cString: CPipeWireShim_typeNode), let mediaClass = properties["media.class"],
-            AdoptionBook.isAdoptable(mediaClass: mediaClass)
-        {
-            perform(adoption.nodeAppeared(id, properties: properties, at: .now))
+        } else if type == String(cString: CPipeWireShim_typeNode) {
+            // Writing a node's Props is a method that modifies it: write and execute permission.
+            let writable = permissions & 0o300 == 0o300
+            if !writable, properties["node.name"]?.hasPrefix(factory.nodePrefix) != true {
+                adopted.readOnlyNode = properties["node.name"] ?? "node \(id)"
+            }
+            if let mediaClass = properties["media.class"], AdoptionBook.isAdoptable(mediaClass: mediaClass) {
+                perform(adoption.nodeAppeared(id, properties: properties, writable: writable, at: .now))
+            }
         }
         reschedule()
     }

@@ -26,6 +26,8 @@ final class EngineCore {
     private let loop: UnsafeMutablePointer<pw_loop>
     private let context: OpaquePointer
     let remoteName: String?
+    /// What the client (and the adoption watchdog's) asks the session manager for.
+    let access: PipeWireAccess
     let shared: RealtimeShared
     let delivery: EngineEventQueue
     let logger: Logger
@@ -39,7 +41,8 @@ final class EngineCore {
     var adoption: AdoptionMachine
     var adopted = AdoptedNodes()
     private(set) lazy var connection = CoreConnection(
-        context: context, remoteName: remoteName, logger: logger, observer: self)
+        context: context, remoteName: remoteName, mediaCategory: access.mediaCategory, logger: logger,
+        observer: self)
     /// Armed for the next thing due that no event announces; nil before ``start()`` and after ``shutdown()``.
     private var timer: LoopTimer?
     /// Wakes the loop from any thread to take the adopted streams' commands and the suspension.
@@ -80,12 +83,14 @@ final class EngineCore {
 
     init(
         loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, applicationName: String, remoteName: String?,
-        nodePrefix: String, layout: StreamLayout = .perStream, format: AudioFormat, shared: RealtimeShared,
+        access: PipeWireAccess = .standard, nodePrefix: String, layout: StreamLayout = .perStream, format: AudioFormat,
+        shared: RealtimeShared,
         delivery: EngineEventQueue, logger: Logger
     ) {
         self.loop = loop
         self.context = context
         self.remoteName = remoteName
+        self.access = access
         self.layout = layout
         self.bus = OverlayBus(format: format)
         self.graph = GraphTracker(ownPrefix: nodePrefix)

@@ -40,7 +40,7 @@ public final class NodeAdoption: Sendable {
     /// The session the adopted nodes become members of.
     public let session: SharedSession
     private let engine: PipeWireEngine
-    private let handler = Locked<(@Sendable (AdoptionEvent) -> Void)?>(nil)
+    private let handler = Locked<Handler>(Handler())
     /// The streams it opened, closed when it goes away.
     private let handles = Locked<[StreamHandle]>([])
 
@@ -48,7 +48,9 @@ public final class NodeAdoption: Sendable {
     /// watchdog (a process of its own, see ``AdoptionEvent/watchdogUnavailable(reason:)``).
     ///
     /// - Throws: `SessionError` with code `invalidValue` if `engine` is not `session.engine`: the
-    ///   session's gains would reach an engine that does not play its streams.
+    ///   session's gains would reach an engine that does not play its streams; `accessRefused` if the
+    ///   daemon lets the engine's client only read other applications' nodes (a sandbox: see
+    ///   ``PipeWireAccess``).
     public init(session: SharedSession, engine: PipeWireEngine) throws(SessionError) {
         guard session.engine === engine else {
             throw SessionError(
@@ -58,8 +60,13 @@ public final class NodeAdoption: Sendable {
         }
         self.session = session
         self.engine = engine
-        engine.setAdoptionEventHandler { [weak self] event in self?.handler.withLock { $0 }?(event) }
-        engine.startAdoptionWatchdog()
+        engine.setAdoptionEventHandler { [weak self] event in self?.receive(event) }
+        do {
+            try engine.startAdoptionWatchdog()
+        } catch {
+            engine.setAdoptionEventHandler(nil)
+            throw error
+        }
     }
 
     /// Closes the streams it opened: their nodes get their own volume back.
@@ -68,9 +75,33 @@ public final class NodeAdoption: Sendable {
         for handle in handles.withLock({ $0 }) { handle.close() }
     }
 
-    /// Receives every adoption event, in order, on the engine's event queue (never under a lock).
+    /// Receives every adoption event, in order, on the engine's event queue (never under a lock). The
+    /// events emitted before the first handler was set (the watchdog's, as this adoption starts it:
+    /// ``AdoptionEvent/watchdogUnavailable(reason:)``, ``AdoptionEvent/watchdogSharesFate(reason:)``) are
+    /// given to it first, on the calling thread, before this returns.
     public func setEventHandler(_ handler: @escaping @Sendable (AdoptionEvent) -> Void) {
-        self.handler.withLock { $0 = handler }
+        let early = self.handler.withLock { state in
+            defer { state.early = [] }
+            state.receiver = handler
+            return state.early
+        }
+        for event in early { handler(event) }
+    }
+
+    /// One event from the engine's queue: to the handler, or kept for the first one.
+    private func receive(_ event: AdoptionEvent) {
+        let receiver = handler.withLock { state in
+            if state.receiver == nil, state.early.count < Handler.earlyLimit { state.early.append(event) }
+            return state.receiver
+        }
+        receiver?(event)
+    }
+
+    /// The handler, and the events that came before it.
+    private struct Handler {
+        static let earlyLimit = 64
+        var receiver: (@Sendable (AdoptionEvent) -> Void)?
+        var early: [AdoptionEvent] = []
     }
 
     /// Opens the session's main stream made of the nodes `rule` matches: ducks, the host's volume and

@@ -53,13 +53,15 @@ public final class PipeWireEngine: AudioEngine {
     ///     stream, each visible and adjustable in the desktop's mixer) or ``StreamLayout/mixedOverlays``
     ///     (the main stream its own node, the other streams mixed in this process into one overlay
     ///     node, which costs the daemon much less with many overlays).
+    ///   - access: What the client asks the session manager for: ``PipeWireAccess/manager`` lets a host in
+    ///     a sandbox (Flatpak) adopt other players' nodes.
     ///   - logger: Where the engine logs; never used on the real-time thread.
     /// - Throws: `SessionError` with code `engineUnavailable` if no daemon can be reached; the
     ///   message says where the engine looked (the runtime directory, from `XDG_RUNTIME_DIR`, and the
     ///   socket paths tried) and how to start a daemon.
     public init(
         applicationName: String = "SharedSession", remoteName: String? = nil, layout: StreamLayout = .perStream,
-        logger: Logger = Logger(label: "SharedSession.PipeWire")
+        access: PipeWireAccess = .standard, logger: Logger = Logger(label: "SharedSession.PipeWire")
     ) throws(SessionError) {
         let shared = RealtimeShared()
         let delivery = EngineEventQueue(label: "SharedSession.PipeWire.events")
@@ -74,7 +76,7 @@ public final class PipeWireEngine: AudioEngine {
         loop = try ThreadLoop(name: "sharedsession-pw") { loop, context in
             EngineCore(
                 loop: loop, context: context, applicationName: applicationName, remoteName: remoteName,
-                nodePrefix: prefix, layout: layout,
+                access: access, nodePrefix: prefix, layout: layout,
                 format: .standard, shared: shared, delivery: delivery, logger: logger)
         }
         wake = loop.withLock { $0.wake }
@@ -122,9 +124,13 @@ public final class PipeWireEngine: AudioEngine {
     }
 
     /// Starts the adoption watchdog now, if it is not running, so the first adoption does not wait
-    /// for it (see ``NodeAdoption``).
-    func startAdoptionWatchdog() {
-        loop.withLock { $0.startAdoptionWatchdog() }
+    /// for it (see ``NodeAdoption``). Throws `accessRefused` when the daemon lets this client only read
+    /// other applications' nodes (a sandbox): nothing could be adopted.
+    func startAdoptionWatchdog() throws(SessionError) {
+        try loop.withLock { core throws(SessionError) in
+            try core.checkAdoptionAccess()
+            core.startAdoptionWatchdog()
+        }
     }
 
     /// The adoption watchdog's process id while it runs (tests).

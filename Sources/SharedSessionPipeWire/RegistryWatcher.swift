@@ -9,8 +9,10 @@ protocol RegistryObserver: AnyObject {
     /// A clock setting of the graph (`clock.force-quantum`, `clock.min-quantum`…) changed in the
     /// "settings" metadata: the graph may run at another quantum.
     func clockSettingsChanged()
-    /// A node or a client appeared, with its global properties; `registry` binds it.
-    func globalAdded(id: UInt32, type: String, properties: [String: String], registry: OpaquePointer)
+    /// A node or a client appeared, with its global properties and this client's permissions on it
+    /// (`PW_PERM_*` bits: a sandboxed client may only read and execute); `registry` binds it.
+    func globalAdded(
+        id: UInt32, type: String, permissions: UInt32, properties: [String: String], registry: OpaquePointer)
 }
 
 /// Watches one connection's registry for nodes, its "default" metadata for the default sink, and its
@@ -52,9 +54,10 @@ final class RegistryWatcher {
         pw_proxy_destroy(registry)
     }
 
-    private func global(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
+    private func global(id: UInt32, type: String, permissions: UInt32, props: UnsafePointer<spa_dict>?) {
         if type == String(cString: CPipeWireShim_typeNode) || type == String(cString: CPipeWireShim_typeClient) {
-            observer.globalAdded(id: id, type: type, properties: dictionary(props), registry: registry)
+            observer.globalAdded(
+                id: id, type: type, permissions: permissions, properties: dictionary(props), registry: registry)
         }
         if type == String(cString: CPipeWireShim_typeNode) {
             guard let mediaClass = Self.lookup(props, "media.class") else { return }
@@ -116,10 +119,10 @@ final class RegistryWatcher {
     // C callbacks, in nonisolated code.
     private static func fillRegistryEvents(_ registry: UnsafeMutablePointer<pw_registry_events>) {
         registry.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
-        registry.pointee.global = { data, id, _, type, _, props in
+        registry.pointee.global = { data, id, permissions, type, _, props in
             guard let data, let type else { return }
             Unmanaged<RegistryWatcher>.fromOpaque(data).takeUnretainedValue()
-                .global(id: id, type: String(cString: type), props: props)
+                .global(id: id, type: String(cString: type), permissions: permissions, props: props)
         }
         registry.pointee.global_remove = { data, id in
             guard let data else { return }

@@ -2,7 +2,11 @@
 // host-ending tests: it adopts another player's node as its main stream (by application name), plays a
 // main stream of its own beside it when asked, ducks both, and ends the way the test tells it to.
 //
-//   adopting-host APPLICATION-NAME [--own-main]
+//   adopting-host APPLICATION-NAME [--own-main] [--manager]
+//
+// --manager makes the engine with `access: .manager` (a sandboxed host's way to adopt). Every adoption
+// event but `adopted` is printed on stderr as "event: …"; an error ends it with status 1 and the error
+// on stderr.
 //
 // Reads commands on stdin, one a line or several on a line separated by ';' (run right after one
 // another, with nothing between them), and answers on stdout:
@@ -29,24 +33,31 @@ enum AdoptingHost {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         guard let application = arguments.first else {
-            FileHandle.standardError.write(Data("usage: adopting-host APPLICATION-NAME [--own-main]\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: adopting-host APPLICATION-NAME [--own-main] [--manager]\n".utf8))
             exit(2)
         }
         do {
-            try run(adopting: application, ownMain: arguments.contains("--own-main"))
+            try run(
+                adopting: application, ownMain: arguments.contains("--own-main"),
+                access: arguments.contains("--manager") ? .manager : .standard)
         } catch {
             FileHandle.standardError.write(Data("adopting-host: \(error)\n".utf8))
             exit(1)
         }
     }
 
-    static func run(adopting application: String, ownMain: Bool) throws {
-        var engine: PipeWireEngine? = try PipeWireEngine(applicationName: "adopting-host")
+    static func run(adopting application: String, ownMain: Bool, access: PipeWireAccess) throws {
+        var engine: PipeWireEngine? = try PipeWireEngine(applicationName: "adopting-host", access: access)
         var session: SharedSession? = SharedSession(engine: engine!, policy: .default)
         var adoption: NodeAdoption? = try NodeAdoption(session: session!, engine: engine!)
         let adopted = Locked<UInt32?>(nil)
         adoption?.setEventHandler { event in
-            if case .adopted(_, let node, _, _) = event { adopted.withLock { $0 = node } }
+            if case .adopted(_, let node, _, _) = event {
+                adopted.withLock { $0 = node }
+            } else {
+                FileHandle.standardError.write(Data("event: \(event)\n".utf8))
+            }
         }
         var main: StreamHandle? = try adoption?.adoptMain(AdoptionRule(.applicationName(application)))
         var hostLease: SessionLease? = try session?.acquire(.generic, owner: "player")

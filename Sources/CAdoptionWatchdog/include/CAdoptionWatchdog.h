@@ -12,7 +12,8 @@
 /// Starts the watchdog connected to the daemon `remoteName` (NULL: PipeWire's default) and waits for it
 /// to say it runs. Returns its pid and sets `commandFD` (the write end of its command pipe,
 /// non-blocking, close-on-exec), or returns -1 with the reason in `failure`.
-pid_t CAdoptionWatchdog_spawn(const char *remoteName, int *commandFD, char *failure, size_t failureSize);
+pid_t CAdoptionWatchdog_spawn(const char *remoteName, const char *mediaCategory, int *commandFD, char *failure,
+                              size_t failureSize);
 /// Sends one command line ("adopt ID VOLUME\n", "release ID\n"). Returns 0 or a negative errno.
 int CAdoptionWatchdog_send(int commandFD, const char *line);
 /// Closes the command pipe (the watchdog gives back what it still holds and exits) and reaps it.

@@ -14,6 +14,9 @@ struct AdoptionBook: Sendable {
         case unbound(stream: StreamID, node: UInt32)
         /// `node` matches the rule of `stream` but is one of the engine's own: left alone.
         case ownNodeSkipped(stream: StreamID, node: UInt32, name: String)
+        /// `node` matches the rule of `stream` but this client may not write its `Props` (a sandboxed
+        /// client's read-only access): left alone, for another node or a later grant.
+        case notWritable(stream: StreamID, node: UInt32, name: String)
         /// Whether any node bound to `stream` is running changed.
         case playing(stream: StreamID, Bool)
     }
@@ -33,6 +36,8 @@ struct AdoptionBook: Sendable {
         var running = false
         /// Set once the node's info (its full properties) arrived: rules are matched from then on.
         var hasInfo = false
+        /// Whether the daemon lets this client write the node's `Props` (write and execute permission).
+        var writable = true
     }
 
     /// The engine's own process and node-name prefix: never adopted.
@@ -112,9 +117,11 @@ struct AdoptionBook: Sendable {
         return nodes.filter { $0.value.clientID == id }.keys.sorted().flatMap { evaluateAll($0) }
     }
 
-    /// A node appeared in the registry (its global properties); matched once its info arrives.
-    mutating func nodeAppeared(_ id: UInt32, properties: [String: String]) {
-        nodes[id] = Node(properties: properties, clientID: properties["client.id"].flatMap { UInt32($0) })
+    /// A node appeared in the registry (its global properties, and whether this client may write its
+    /// `Props`); matched once its info arrives.
+    mutating func nodeAppeared(_ id: UInt32, properties: [String: String], writable: Bool = true) {
+        nodes[id] = Node(
+            properties: properties, clientID: properties["client.id"].flatMap { UInt32($0) }, writable: writable)
     }
 
     /// A node's info arrived: its full properties and its state.
@@ -165,6 +172,7 @@ struct AdoptionBook: Sendable {
             self.stream(boundTo: id) == nil, let info = info(id), adoption.rule.matches(info)
         else { return [] }
         if isOwn(info) { return [.ownNodeSkipped(stream: stream, node: id, name: info.displayName)] }
+        if !node.writable { return [.notWritable(stream: stream, node: id, name: info.displayName)] }
         adoptions[stream]?.nodes.insert(id)
         adoptions[stream]?.everMatched = true
         return [.bound(stream: stream, node: id)] + updatePlaying(stream)

@@ -128,7 +128,7 @@ struct AdoptionMachine {
     /// The clients the registry announced, bound once something is adopted, and whether their info
     /// (their full properties) arrived.
     private var clients: [UInt32: Bool] = [:]
-    /// Own nodes already reported as matching a rule.
+    /// Own nodes, and nodes this client may not write, already reported as matching a rule.
     private var ownReported: Set<String> = []
 
     /// The adopted nodes' bookkeeping, by global id.
@@ -271,12 +271,12 @@ struct AdoptionMachine {
     }
 
     /// An adoptable node appeared (the engine's own too: a rule that matches one is reported, and the
-    /// node left alone).
-    mutating func nodeAppeared(_ id: UInt32, properties: [String: String], at now: ContinuousClock.Instant)
-        -> [Action]
-    {
+    /// node left alone; so is one this client may not write, `writable` false).
+    mutating func nodeAppeared(
+        _ id: UInt32, properties: [String: String], writable: Bool = true, at now: ContinuousClock.Instant
+    ) -> [Action] {
         nodes[id, default: Node()].appeared = now
-        book.nodeAppeared(id, properties: properties)
+        book.nodeAppeared(id, properties: properties, writable: writable)
         return members.isEmpty ? [] : bindAll()
     }
 
@@ -420,6 +420,10 @@ struct AdoptionMachine {
             case .ownNodeSkipped(let stream, _, let name):
                 if ownReported.insert("\(stream)/\(name)").inserted {
                     actions.append(.emit(.matchesOwnNode(stream: stream, name: name)))
+                }
+            case .notWritable(let stream, let node, let name):
+                if ownReported.insert("\(stream)/\(node)/read-only").inserted {
+                    actions.append(.emit(.notPermitted(stream: stream, node: node, name: name)))
                 }
             case .playing(let stream, let playing):
                 actions += playingChanged(stream, playing)
