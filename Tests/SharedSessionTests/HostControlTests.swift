@@ -137,7 +137,12 @@ struct HostControlTests {
             if case .duckExpired(let info) = $0 { info.owner == "feed" } else { false }
         }
         #expect(expired)
-        #expect(ContinuousClock.now >= deadline)
+        let lateness = ContinuousClock.now - deadline
+        print("[measure] duck deadline: released \(lateness) after it")
+        #expect(lateness >= .zero)
+        // Measured 0.6 ms on an idle machine (a Dispatch timer of its own); 50 ms leaves a loaded one room
+        // and still catches a release a timer tick or a render late.
+        #expect(lateness < .milliseconds(50), "released \(lateness) after the deadline")
         #expect(scene.session.snapshot.ducks.isEmpty)
         #expect(!scene.session.snapshot.isDucked)
         let expiry = events.events.first { if case .duckExpired = $0.kind { true } else { false } }
