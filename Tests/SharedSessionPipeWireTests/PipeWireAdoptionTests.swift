@@ -200,7 +200,9 @@ extension DaemonTests {
         }
 
         /// The 256-frame windows of the main tone from `start` that are neither at its level (within 1 dB)
-        /// nor silent (below -80 dBFS), and the largest level step between two of them in a row.
+        /// nor silent (below -80 dBFS), and the largest level step between two windows in a row of which
+        /// one is such and neither silent (the step into the fade counts; the one into silence cannot be
+        /// read).
         static func fadeOut(_ samples: [Float], from start: Int) throws -> (windows: Int, step: Double) {
             var levels: [Double] = []
             var frame = start
@@ -208,9 +210,11 @@ extension DaemonTests {
                 levels.append(try meter.toneLevel(samples, frequency: mainTone, frames: window(frame, 256)))
                 frame += 256
             }
-            let fading = levels.filter { $0 < mainLevel - 1 && $0 > -80 }
-            let step = zip(fading, fading.dropFirst()).map { abs($1 - $0) }.max() ?? 0
-            return (fading.count, step)
+            func fading(_ level: Double) -> Bool { level < mainLevel - 1 && level > -80 }
+            let steps = zip(levels, levels.dropFirst()).filter { a, b in
+                (fading(a) || fading(b)) && a > -80 && b > -80
+            }
+            return (levels.filter(fading).count, steps.map { abs($1 - $0) }.max() ?? 0)
         }
 
         /// The `softVolumes` of node `id`'s Props, from `pw-dump`.
