@@ -66,6 +66,18 @@ struct AdoptionPolicyTests {
             #expect(error.code == .invalidValue)
             #expect(error.message.contains("at least one criterion"))
         }
+        // Each refusal is an invalid value whose message says what to fix.
+        let rules: [(AdoptionRule, String)] = [
+            (AdoptionRule(criteria: []), "needs at least one criterion"),
+            (AdoptionRule(.applicationName("")), "an empty name matches nothing"),
+            (AdoptionRule(.processID(0, includingChildren: true)), "a process id is > 0"),
+            (AdoptionRule(.nodeName("x"), expectedWithin: .zero), "give a positive time"),
+        ]
+        for (rule, fix) in rules {
+            let error = #expect(throws: SessionError.self) { try rule.validate() }
+            #expect(error?.code == .invalidValue)
+            #expect(error?.message.contains(fix) == true, "\(error?.message ?? "accepted")")
+        }
     }
 
     func book() -> AdoptionBook {
@@ -123,6 +135,9 @@ struct AdoptionPolicyTests {
         #expect(abs(20 * log10(Double(late)) + 2.5) < 0.01)
         let fade = NodeVolumeRamp(from: 1, to: 0, start: start, duration: .milliseconds(100))
         #expect(fade.gain(at: start + .milliseconds(100)) == 0)
+        // To silence along the log scale through the -60 dB floor: -30 dB halfway.
+        let halfway = 20 * log10(Double(fade.gain(at: start + .milliseconds(50))))
+        #expect(abs(halfway + 30) < 0.01, "\(halfway) dB halfway")
         #expect(fade.gain(at: start + .milliseconds(99)) > 0)
     }
 

@@ -98,19 +98,23 @@ struct LatencyReadingTests {
 
     @Test("a latency sink refuses a delay below zero or above 2 s, and an empty name, naming the value")
     func latencySinkRefusesBadValues() {
-        for delay in [Duration.milliseconds(-1), .milliseconds(2001), .seconds(60)] {
+        let delays: [(Duration, String)] = [
+            (.milliseconds(-1), "-0.001"), (.milliseconds(2001), "2.001"), (.seconds(60), "60.0"),
+        ]
+        for (delay, named) in delays {
             #expect {
                 _ = try DeclaredLatencySink(name: "pretend-headphones", target: "sink", delay: delay)
             } throws: { error in
                 guard let error = error as? SessionError else { return false }
-                return error.code == .invalidValue && error.message.contains("latency sink delay")
+                return error.code == .invalidValue && error.message.contains("latency sink delay \(named) ")
                     && error.message.contains("from 0 through")
             }
         }
         #expect {
             _ = try DeclaredLatencySink(name: "", target: "sink", delay: .milliseconds(200))
         } throws: { error in
-            (error as? SessionError)?.code == .invalidValue
+            guard let error = error as? SessionError else { return false }
+            return error.code == .invalidValue && error.message.contains("needs a name")
         }
     }
 }

@@ -161,12 +161,15 @@ extension DaemonTests {
         func pauseForeignMain() async throws {
             let rig = try AdoptionRig()
             defer { rig.stop() }
-            let (main, _, _) = try await rig.adoptGStreamerMain()
+            let (main, node, _) = try await rig.adoptGStreamerMain()
             defer { main.close() }
+            let pauseStart = rig.recorder.mark()
             rig.session.pause()
             try await rig.wait("pause requested") { $0 == .pauseRequested(stream: main.id, true) }
             try await rig.recorder.record(for: .milliseconds(400))
             let paused = try rig.rig.mainLevel()
+            let fade = try Self.fadeOut(rig.recorder.samples, from: pauseStart)
+            let soft = Self.softVolumes(of: node)
             rig.session.play()
             try await rig.wait("resume requested") { $0 == .pauseRequested(stream: main.id, false) }
             try await rig.recorder.record(for: .milliseconds(400))
@@ -182,9 +185,50 @@ extension DaemonTests {
                 "[adoption] paused \(paused), resumed \(resumed), interrupted \(interrupted), "
                     + "after the interruption \(afterInterruption) dBFS")
             #expect(paused < -80)
+            // Faded (100 ms, 60 dB in 5 steps of 12 dB, one a quantum), not cut: measured 16 windows of 256
+            // frames (85 ms) between full and silent, the largest step between two 12.4 dB. And muted by the
+            // node's softVolumes.
+            print(
+                "[measure] adopted main's pause: \(fade.windows) windows of 256 frames mid-fade, "
+                    + "largest step \(fade.step) dB; softVolumes \(soft ?? [])")
+            #expect(fade.windows >= 10, "\(fade.windows) windows of 256 frames between full and silent")
+            #expect(fade.step < 13.5, "a step of \(fade.step) dB in the pause's fade")
+            #expect(soft?.isEmpty == false && soft?.allSatisfy { $0 == 0 } == true, "softVolumes \(soft ?? [])")
             #expect(abs(resumed - mainLevel) < 0.5)
             #expect(interrupted < -80)
             #expect(abs(afterInterruption - mainLevel) < 0.5)
+        }
+
+        /// The 256-frame windows of the main tone from `start` that are neither at its level (within 1 dB)
+        /// nor silent (below -80 dBFS), and the largest level step between two windows in a row of which
+        /// one is such and neither silent (the step into the fade counts; the one into silence cannot be
+        /// read).
+        static func fadeOut(_ samples: [Float], from start: Int) throws -> (windows: Int, step: Double) {
+            var levels: [Double] = []
+            var frame = start
+            while frame + 256 <= samples.count / 2 {
+                levels.append(try meter.toneLevel(samples, frequency: mainTone, frames: window(frame, 256)))
+                frame += 256
+            }
+            func fading(_ level: Double) -> Bool { level < mainLevel - 1 && level > -80 }
+            let steps = zip(levels, levels.dropFirst()).filter { a, b in
+                (fading(a) || fading(b)) && a > -80 && b > -80
+            }
+            return (levels.filter(fading).count, steps.map { abs($1 - $0) }.max() ?? 0)
+        }
+
+        /// The `softVolumes` of node `id`'s Props, from `pw-dump`.
+        static func softVolumes(of id: UInt32) -> [Double]? {
+            let output = Daemon.run("pw-dump", ["-N"]).output
+            guard let objects = try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]]
+            else { return nil }
+            for object in objects where object["id"] as? Int == Int(id) {
+                guard let info = object["info"] as? [String: Any], let params = info["params"] as? [String: Any],
+                    let props = params["Props"] as? [[String: Any]]
+                else { return nil }
+                return props.first?["softVolumes"] as? [Double]
+            }
+            return nil
         }
 
         @Test("mpv is adopted by its application name and ducked")

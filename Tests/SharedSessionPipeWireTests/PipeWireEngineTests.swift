@@ -76,6 +76,11 @@ extension DaemonTests {
             #expect(error?.message.contains("no-such-sink") == true)
             let sink = try #require(rig.engine.defaultSink)
             #expect(error?.message.contains(sink) == true)
+            // Every sink there is, not only the default one, is named.
+            let sinks = rig.engine.sinkNames
+            print("[measure] sinks named in the refusal: \(sinks)")
+            #expect(sinks.contains(sink))
+            for name in sinks { #expect(error?.message.contains(name) == true, "\(name) not in the refusal") }
             // Naming a sink that exists plays on it.
             _ = try rig.engine.openStream(
                 mainID, descriptor: StreamDescriptor(name: "main", role: .movie, target: sink),
@@ -269,6 +274,8 @@ extension DaemonTests {
             }
             let original = try await rig.playMainOnDefaultSink()
             let other = "sharedsession-voice-in"
+            let onOther = try SinkRecorder(sink: other)
+            defer { onOther.stop() }
             Daemon.setDefaultSink(other)
             let event = await rig.events.wait {
                 if case .system(.routeChanged) = $0 { true } else { false }
@@ -279,6 +286,11 @@ extension DaemonTests {
                         .routeChanged(
                             RouteChange(
                                 reason: .routeConfigurationChange, previousOutput: original, currentOutput: other))))
+            // The main stream plays on the new default sink.
+            try await onOther.waitForTone(mainTone, atLeast: mainLevel - 1)
+            try await onOther.record(for: .milliseconds(100))
+            let onOtherLevel = try onOther.mainLevelNow()
+            print("[measure] main on the new default sink: \(onOtherLevel) dBFS")
             Daemon.setDefaultSink(original)
             let back = await rig.events.wait {
                 $0

@@ -26,6 +26,10 @@ struct LoudnessDuckScene {
         /// The depths the events reported, in order.
         var reported: [Float]
         var snapshot: SessionSnapshot
+        /// Per event reported, the last frame of the quantum it came in.
+        var reportedAt: [Int] = []
+        /// Per quantum: its last frame, the snapshot's loudness-duck depth then.
+        var snapshotDepths: [(frame: Int, depth: Float?)] = []
     }
 
     final class Events: SharedSessionDelegate, @unchecked Sendable {
@@ -74,7 +78,10 @@ struct LoudnessDuckScene {
             let block = try engine.render(frames: min(1024, until - at))
             rendered.main += block.stems[main.id] ?? []
             rendered.voice += block.stems[far.id] ?? []
-            rendered.readings.append((rendered.main.count / 2 - 1, main.loudnessDuck))
+            let end = rendered.main.count / 2 - 1
+            rendered.readings.append((end, main.loudnessDuck))
+            rendered.reportedAt += Array(repeating: end, count: events.depths.count - rendered.reportedAt.count)
+            rendered.snapshotDepths.append((end, session.snapshot.loudnessDuck?.depth))
         }
         rendered.snapshot = session.snapshot
         rendered.reported = events.depths

@@ -366,8 +366,8 @@ struct LoudnessDuckTests {
         #expect(message { try LoudnessDuckPolicy(shallowest: 3) }.contains("shallowest (dB) 3.0"))
         #expect(message { try LoudnessDuckPolicy(deepest: -90) }.contains("deepest (dB) -90.0"))
         #expect(message { try LoudnessDuckPolicy(margin: -3) }.contains("margin (LU) -3.0"))
-        #expect(message { try LoudnessDuckPolicy(lighteningRate: 0) }.contains("lighteningRate"))
-        #expect(message { try LoudnessDuckPolicy(deepeningRate: .nan) }.contains("deepeningRate"))
+        #expect(message { try LoudnessDuckPolicy(lighteningRate: 0) }.contains("lighteningRate (dB/s) 0.0"))
+        #expect(message { try LoudnessDuckPolicy(deepeningRate: .nan) }.contains("deepeningRate (dB/s) nan"))
         #expect(message { try LoudnessDuckPolicy(tolerance: 10) }.contains("tolerance (LU) 10.0"))
         #expect(message { try LoudnessDuckPolicy() } == "accepted")
     }

@@ -50,11 +50,11 @@ extension LoudnessMeterTests {
 
     @Test("a sample rate outside 8 through 384 kHz is refused, naming it")
     func badRate() {
-        #expect(throws: SessionError.self) { try LoudnessMeter(sampleRate: 4000) }
-        do {
-            _ = try LoudnessMeter(sampleRate: 1_000_000)
-        } catch {
-            #expect(error.message.contains("sample rate (Hz) 1000000.0"))
-        }
+        let low = #expect(throws: SessionError.self) { try LoudnessMeter(sampleRate: 4000) }
+        #expect(low?.code == .invalidValue)
+        #expect(low?.message.contains("sample rate (Hz) 4000.0") == true, "\(low?.message ?? "accepted")")
+        let high = #expect(throws: SessionError.self) { try LoudnessMeter(sampleRate: 1_000_000) }
+        #expect(high?.code == .invalidValue)
+        #expect(high?.message.contains("sample rate (Hz) 1000000.0") == true, "\(high?.message ?? "accepted")")
     }
 }

@@ -17,6 +17,24 @@ struct PauseRequestTests {
         b.release()
         #expect(!scene.session.snapshot.isMainPaused)
         #expect(try scene.renderMain(milliseconds: 100).last == 0.5)
+        // Where it stopped: each frame of this source holds its own index (/65536).
+        let indexed = try OfflineScene(signal: .frameIndex)
+        let before = try indexed.renderMain(milliseconds: 100)
+        let reached = Double(before[before.count - 2]) * 65536
+        let c = indexed.session.pauseMain(owner: "feed")
+        let d = indexed.session.pauseMain(owner: "notifications")
+        #expect(try isSilent(try indexed.renderMain(milliseconds: 200), lastMilliseconds: 195))
+        c.release()
+        d.release()
+        let after = try indexed.renderMain(milliseconds: 100)
+        // The pause's 5 ms fade-out (240 frames) played on from the frame after `reached`, so the media
+        // stopped 240 frames later; the resume fades in over 240 more, and then every sample is its
+        // frame's index at gain 1, continuing from there, not from 200 ms (9600 frames) later.
+        let stopped = reached + 1 + 240
+        let first = Double(after[2 * 240]) * 65536
+        print("[measure] pause request: media at frame \(reached) before, \(first) after the resume's fade-in")
+        #expect(first == stopped + 240, "the media did not continue where it stopped")
+        #expect((240..<after.count / 2).allSatisfy { Double(after[2 * $0]) * 65536 == stopped + Double($0) })
     }
 
     @Test("pause and duck are independent: when the pause goes, the main plays at the ducked gain")

@@ -196,6 +196,11 @@ struct SessionStateTests {
         #expect(state.duck(owner: "b", style: .pause, at: Self.t0).1.filter { $0.event == nil } == [])
         #expect(state.play().filter { $0.event == nil } == [.setPaused(Self.main, false)])
         #expect(state.releaseDuck(first, dropped: false).filter { $0.event == nil } == [])
+        #expect(!state.isMainPaused, "b's pause is still overridden")
+        // The next request ends the override: the main pauses again.
+        let again = state.duck(owner: "c", style: .pause, at: Self.t0).1
+        #expect(again.filter { $0.event == nil } == [.setPaused(Self.main, true)])
+        #expect(state.isMainPaused)
     }
 
     @Test("an interruption suspends rendering; its end with shouldResume wakes it")
