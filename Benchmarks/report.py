@@ -154,6 +154,16 @@ def wall_quartiles_ns(metrics):
     return wall_percentiles_ns(metrics, "p25", "p75")
 
 
+def heap_bytes(metrics):
+    """The p50 of "heap bytes each", which the export scales to thousands ("heap bytes each (K)") from 10,000."""
+    for label, values in metrics.items():
+        if label == "heap bytes each":
+            return values["p50"]
+        if label == "heap bytes each (K)":
+            return f"about {number(values['p50']) * 1000:,.0f}"
+    return "?"
+
+
 def mallocs(metrics):
     for label, values in metrics.items():
         if label.startswith("Malloc (total)"):
@@ -425,8 +435,8 @@ def write(out, target):
             "2026-11-25: the commit before issue 24 (1c21797) gave 4.38, 4.37, 1.55 and 1.54 µs in four runs; "
             "bd1028f (the duck-outcome fix) 1.41, 1.41, 1.43, 1.42 and 1.47 µs in five."
         )
-        lease_mem = bench.get("memory per held lease", {}).get("heap bytes each", {}).get("p50", "?")
-        stream_mem = bench.get("memory per open stream", {}).get("heap bytes each", {}).get("p50", "?")
+        lease_mem = heap_bytes(bench.get("memory per held lease", {}))
+        stream_mem = heap_bytes(bench.get("memory per open stream", {}))
         md.append(
             f"\nMemory (glibc heap in use, 1,000 leases / 200 streams on an offline session): {lease_mem} bytes per "
             f"held lease, {stream_mem} bytes per open stream (its renderer's 1,024-frame scratch is 8 KiB of it).\n"
