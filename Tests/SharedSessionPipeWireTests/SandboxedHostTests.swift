@@ -44,7 +44,8 @@ extension DaemonTests {
             // The player's node was there before the host: the engine's first look at the registry shows it
             // read-only, so the refusal is the typed error, thrown before anything is adopted.
             #expect(
-                log.contains("adopting-host: SessionError.accessRefused: ") && !log.contains("may not write its volume"),
+                log.contains("adopting-host: SessionError.accessRefused: ")
+                    && !log.contains("may not write its volume"),
                 "no typed refusal: \(log)")
             // Nothing was ducked: the player is heard at the user's volume, its soft volumes untouched.
             try await rig.recorder.record(for: .milliseconds(300))
