@@ -14,6 +14,11 @@
 #include <spa/utils/result.h>
 
 #define CHANNELS 2
+// PipeWire 0.3.73's flag for a stream whose buffers another stream's process callback dequeues (ours:
+// the capture's, from the playback's); the headers the library builds against (0.3.65) predate it.
+#ifndef PW_STREAM_FLAG_ASYNC
+#define PW_STREAM_FLAG_ASYNC (1 << 10)
+#endif
 // Frames the ring holds: the delay plus the largest quantum, with room (a power of two).
 #define RING_FRAMES (1u << 17)
 
@@ -31,6 +36,8 @@ struct CLatencySink_Sink {
     struct spa_latency_info upstream;
     // The library is PipeWire 1.x: the delay is declared as the node's ProcessLatency too.
     bool process_latency;
+    // The library is 0.3.73 or later: the capture stream is connected with PW_STREAM_FLAG_ASYNC.
+    bool async_capture;
     // Loop thread: the sink's state on the server, for the wait in create.
     enum pw_stream_state capture_state;
     char capture_error[128];
@@ -108,13 +115,15 @@ static void capture_process(void *data) {
     pw_stream_trigger_process(sink->playback);
 }
 
-// Data thread: the capture's buffer into the ring, and the frames `delay_frames` before it out.
+// Data thread: every capture buffer waiting goes into the ring, and the playback buffer gets the frames
+// `delay_frames` before the newest: the delay holds however the two streams' buffers queue (PipeWire
+// 1.x can hand over more than one capture buffer in a cycle; taking one each time let them pile up, and
+// the route played hundreds of milliseconds later than declared).
 static void playback_process(void *data) {
     struct CLatencySink_Sink *sink = data;
-    struct pw_buffer *in = pw_stream_dequeue_buffer(sink->capture);
-    struct pw_buffer *out = pw_stream_dequeue_buffer(sink->playback);
     uint32_t frames = 0;
-    if (in != NULL) {
+    struct pw_buffer *in;
+    while ((in = pw_stream_dequeue_buffer(sink->capture)) != NULL) {
         struct spa_data *d = &in->buffer->datas[0];
         uint32_t offset = SPA_MIN(d->chunk->offset, d->maxsize);
         uint32_t size = SPA_MIN(d->chunk->size, d->maxsize - offset);
@@ -125,14 +134,19 @@ static void playback_process(void *data) {
             sink->ring[at * CHANNELS] = samples[i * CHANNELS];
             sink->ring[at * CHANNELS + 1] = samples[i * CHANNELS + 1];
         }
+        sink->written += frames;
+        pw_stream_queue_buffer(sink->capture, in);
     }
+    struct pw_buffer *out = pw_stream_dequeue_buffer(sink->playback);
     if (out != NULL) {
         struct spa_data *d = &out->buffer->datas[0];
         uint32_t capacity = d->maxsize / (CHANNELS * sizeof(float));
-        uint32_t count = in != NULL ? SPA_MIN(frames, capacity) : SPA_MIN((uint32_t)out->requested, capacity);
+        uint32_t count = frames > 0 ? SPA_MIN(frames, capacity) : SPA_MIN((uint32_t)out->requested, capacity);
         float *samples = d->data;
+        // The newest `count` frames written, `delay_frames` earlier.
+        uint64_t end = frames > 0 ? sink->written : sink->written + count;
         for (uint32_t i = 0; i < count; i++) {
-            uint64_t position = sink->written + i;
+            uint64_t position = end - count + i;
             if (position < sink->delay_frames) {
                 samples[i * CHANNELS] = 0;
                 samples[i * CHANNELS + 1] = 0;
@@ -147,10 +161,6 @@ static void playback_process(void *data) {
         d->chunk->size = count * CHANNELS * sizeof(float);
         out->size = count;
         pw_stream_queue_buffer(sink->playback, out);
-    }
-    if (in != NULL) {
-        sink->written += frames;
-        pw_stream_queue_buffer(sink->capture, in);
     }
     atomic_fetch_add(&sink->cycles, 1);
 }
@@ -209,7 +219,10 @@ CLatencySink_Sink *CLatencySink_create(const char *node_name, const char *target
     sink->delay_frames = delay_frames;
     sink->downstream = SPA_LATENCY_INFO(SPA_DIRECTION_INPUT);
     sink->upstream = SPA_LATENCY_INFO(SPA_DIRECTION_OUTPUT);
-    sink->process_latency = atoi(pw_get_library_version()) >= 1;
+    unsigned major = 0, minor = 0, micro = 0;
+    sscanf(pw_get_library_version(), "%u.%u.%u", &major, &minor, &micro);
+    sink->process_latency = major >= 1;
+    sink->async_capture = major >= 1 || (minor > 3) || (minor == 3 && micro >= 73);
     sink->ring = calloc(RING_FRAMES * CHANNELS, sizeof(float));
     sink->loop = pw_thread_loop_new("latency-sink", NULL);
     if (sink->loop == NULL) {
@@ -257,14 +270,18 @@ CLatencySink_Sink *CLatencySink_create(const char *node_name, const char *target
     uint8_t buffer[1024];
     struct spa_pod_builder builder = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
     const struct spa_pod *params[1] = {audio_format(&builder)};
-    int result = pw_stream_connect(sink->capture, PW_DIRECTION_INPUT, PW_ID_ANY,
-                                   PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS |
-                                       PW_STREAM_FLAG_RT_PROCESS,
-                                   params, 1);
-    if (result >= 0) {
-        result = pw_stream_connect(sink->playback, PW_DIRECTION_OUTPUT, PW_ID_ANY,
+    // The playback first, as module-loopback does: it is active before the capture triggers it.
+    int result = pw_stream_connect(sink->playback, PW_DIRECTION_OUTPUT, PW_ID_ANY,
                                    PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS |
                                        PW_STREAM_FLAG_RT_PROCESS | PW_STREAM_FLAG_TRIGGER,
+                                   params, 1);
+    if (result >= 0) {
+        // The capture's buffers are dequeued in the playback's callback, not its own: ASYNC says so to
+        // PipeWire 0.3.73 and later, which otherwise recycles them as if consumed in the capture's.
+        result = pw_stream_connect(sink->capture, PW_DIRECTION_INPUT, PW_ID_ANY,
+                                   PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS |
+                                       PW_STREAM_FLAG_RT_PROCESS |
+                                       (sink->async_capture ? PW_STREAM_FLAG_ASYNC : 0),
                                    params, 1);
     }
     if (result < 0) {
