@@ -141,6 +141,8 @@ public enum RemoteProtocol {
         do {
             let userInfo: [CodingUserInfoKey: any Sendable] = [hostLineVersionKey: version]
             guard decodingEvents else {
+                // An event and nothing else: known by its one key, its value not decoded at all.
+                if line.count <= maximumLineLength, TopLevelKeys.of(line) == ["event"] { return .unreadEvent }
                 let envelope = try decode(HostEnvelope<UnreadEvent>.self, line, from: "host", userInfo)
                 switch envelope.message {
                 case .event: return .unreadEvent
