@@ -241,6 +241,18 @@ final class DecoderLoop: @unchecked Sendable {
         }
     }
 
+    /// The testing delay before a step, slept in slices of at most 5 ms: a test that clears it
+    /// (`setDecodeDelayForTesting(.zero)`) gets the decoder back at once, not after the rest of a
+    /// 30 s sleep (which made the underrun test wait out its 5 s and fail, 1 run in 6).
+    private func sleepWhileDelayed(_ nanoseconds: Int) {
+        var slept = 0
+        while slept < nanoseconds, shared.decodeDelayNanoseconds.load(ordering: .relaxed) > 0 {
+            let slice = min(nanoseconds - slept, 5_000_000)
+            sleepNanoseconds(slice)
+            slept += slice
+        }
+    }
+
     private func decodeChunk(firstError: inout SessionError?) {
         let newFrom = pending.count / 2
         defer {
@@ -250,7 +262,7 @@ final class DecoderLoop: @unchecked Sendable {
         }
         let delay = shared.decodeDelayNanoseconds.load(ordering: .relaxed)
         while pendingFrames < Self.chunkFrames, phase == .decoding {
-            if delay > 0 { sleepNanoseconds(delay) }
+            if delay > 0 { sleepWhileDelayed(delay) }
             let step = decoder.step(into: &pending)
             for frame in decoder.takeDiscontinuities() {
                 pendingMarkers.append(
