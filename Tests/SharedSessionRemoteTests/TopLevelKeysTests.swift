@@ -60,7 +60,9 @@ extension RemoteTests {
                 try RemoteProtocol.readHostLine(both, version: 2, decodingEvents: false)
             }
             let reply = Array(#"{"reply": 3, "done": {}}"#.utf8)
-            guard case .message(.reply(3, .done)) = try RemoteProtocol.readHostLine(reply, version: 2, decodingEvents: false)
+            guard
+                case .message(.reply(3, .done)) = try RemoteProtocol.readHostLine(
+                    reply, version: 2, decodingEvents: false)
             else {
                 Issue.record("a reply was not read")
                 return
