@@ -157,7 +157,7 @@ let package = Package(
             dependencies: [
                 "SharedSession", "SharedSessionPipeWire", "SharedSessionPipeWireTesting", "SharedSessionMedia",
                 "SharedSessionTesting", "SharedSessionTestSupport", "CRealtimeProbe", "SharedSessionRemote",
-                "remote-unit", "adopting-host",
+                "remote-unit", "adopting-host", "click-recorder",
             ],
             swiftSettings: strict
         ),
@@ -214,6 +214,14 @@ let package = Package(
             path: "Tests/EchoChurn",
             swiftSettings: strict
         ),
+        // The clock tests' outside reference: a C program on its own PipeWire client that records a sink's
+        // monitor and prints when each click was played, by its stream's timing and its own clock.
+        .executableTarget(
+            name: "click-recorder",
+            dependencies: ["CPipeWire"],
+            path: "Tests/ClickRecorder",
+            linkerSettings: [.linkedLibrary("m")]
+        ),
         .testTarget(
             name: "SharedSessionRemoteTests",
             dependencies: [
@@ -245,7 +253,7 @@ if Context.environment["SHAREDSESSION_OFFLINE_ONLY"] == "1" {
     let online: Set<String> = [
         "SharedSessionPipeWire", "CPipeWire", "CPipeWireShim", "CAdoptionWatchdog", "CLatencySink",
         "SharedSessionPipeWireTesting", "SharedSessionPipeWireTests", "minimal-host", "adopting-host",
-        "CEchoRaceWidener", "echo-churn", "SharedSessionC",
+        "CEchoRaceWidener", "echo-churn", "click-recorder", "SharedSessionC",
     ]
     package.targets.removeAll { online.contains($0.name) }
     package.products.removeAll { online.contains($0.name) }

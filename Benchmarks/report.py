@@ -178,13 +178,16 @@ def clock_section(out, md):
         return
     md.append("## 10. The clock at the ear\n")
     md.append(
-        "`MediaFileSource.clock(at:)` against what the sink played: a file of single-sample clicks at known media "
-        "times through the PipeWire engine, each click placed on the monotonic clock by a recording of the null "
-        "sink's monitor stamped with the recorder's own `pw_stream_get_time_n`; the error is what the clock read at "
-        "that instant less the click's media time (the Tests' `HeardClockTests`, which allow 1 ms on the null sink "
-        "and 2 ms through the declared latency). \"declared 200 ms\" is `DeclaredLatencySink` (SharedSessionPipeWire): a sink that delays by "
-        "9,600 frames and declares it, as a Bluetooth sink declares its codec and transport. The delivered clock "
-        "(`clock`) runs ahead of the sound by one to two quanta plus the route's latency.\n"
+        "`MediaFileSource.clock(at:)` against what the sink played: a file of single-sample clicks 150 to 450 ms apart, "
+        "irregularly, through the PipeWire engine, each click placed on the monotonic clock by `click-recorder`, a C "
+        "process of its own that records the null sink's monitor and stamps it with its own `pw_stream_get_time_n` "
+        "(the reference assumes, as the clock does for a null sink, that a sink plays a cycle's output one quantum "
+        "after the playing stream's `now`; the recorder's own CLOCK_MONOTONIC checks its stamps to within a quantum). "
+        "The error is what the clock read at that instant less the click's media time (the Tests' `HeardClockTests`, "
+        "which allow 1 ms on the null sink and 2 ms through a declared latency). \"declared 200 ms\" and \"declared "
+        "37 ms\" are `DeclaredLatencySink` (SharedSessionPipeWireTesting): sinks that delay by 9,600 and 1,776 frames "
+        "(the latter no multiple of any quantum) and declare it, as a Bluetooth sink declares its codec and transport. "
+        "The delivered clock (`clock`) runs ahead of the sound by one to two quanta plus the route's latency.\n"
     )
     md.append("| route | quantum | latency reported | clicks | error, median | error, worst |")
     md.append("| --- | ---: | ---: | ---: | ---: | ---: |")

@@ -20,8 +20,6 @@ final class CaptureSlot {
     /// The sink whose monitor is recorded (nil: the default sink); for the voice, the echo canceller's
     /// source while it cancels (nil: the default source).
     private var target: String?
-    /// Where the capture's buffers are stamped (tests), while it is on.
-    private var stamps: CaptureStamps?
     /// The capture's node, while connected.
     private(set) var node: PipeWireStream?
 
@@ -33,18 +31,17 @@ final class CaptureSlot {
     /// Starts capturing into `ring` (replacing any capture of this slot), at once if `core` is
     /// connected, else on the next connection. Throws, capturing nothing, if the node cannot be made.
     func start(
-        into ring: AudioRingBuffer, target: String? = nil, stamps: CaptureStamps? = nil, core: OpaquePointer?,
+        into ring: AudioRingBuffer, target: String? = nil, core: OpaquePointer?,
         observer: any StreamObserver
     ) throws(SessionError) {
         node?.destroy()
         node = nil
         self.ring = ring
         self.target = target
-        self.stamps = stamps
         guard let core else { return }
         do {
             node = try factory.capture(
-                core: core, purpose: purpose, ring: ring, target: target, stamps: stamps, observer: observer)
+                core: core, purpose: purpose, ring: ring, target: target, observer: observer)
         } catch {
             self.ring = nil
             throw error
@@ -56,7 +53,6 @@ final class CaptureSlot {
         dropNode()
         ring = nil
         target = nil
-        stamps = nil
     }
 
     /// Destroys the node (the connection went away); the capture stays on for the next connection.
@@ -70,7 +66,7 @@ final class CaptureSlot {
     func reopen(core: OpaquePointer, observer: any StreamObserver) {
         guard let ring else { return }
         node = try? factory.capture(
-            core: core, purpose: purpose, ring: ring, target: target, stamps: stamps, observer: observer)
+            core: core, purpose: purpose, ring: ring, target: target, observer: observer)
     }
 
     /// Makes the node again if it has not started in time (``StreamHealth/shouldRelink(at:)``). A capture
@@ -81,7 +77,7 @@ final class CaptureSlot {
         guard old.health.shouldRelink(at: now) else { return }
         old.destroy()
         node = try? factory.capture(
-            core: core, purpose: purpose, ring: ring, target: target, stamps: stamps, observer: observer)
+            core: core, purpose: purpose, ring: ring, target: target, observer: observer)
         node?.health = old.health.relinked(at: now)
     }
 }

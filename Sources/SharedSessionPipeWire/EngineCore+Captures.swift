@@ -16,10 +16,10 @@ extension EngineCore {
     }
 
     /// Records what a sink plays (its monitor): `target` names the sink, nil the default one.
-    func startMonitor(into ring: AudioRingBuffer, target: String?, stamps: CaptureStamps?) throws(SessionError) {
+    func startMonitor(into ring: AudioRingBuffer, target: String?) throws(SessionError) {
         try checkNotShutDown("record the sink")
         defer { reschedule() }
-        try monitor.start(into: ring, target: target, stamps: stamps, core: core, observer: self)
+        try monitor.start(into: ring, target: target, core: core, observer: self)
     }
 
     func stopMonitor() {

@@ -42,7 +42,7 @@ struct NodeFactory {
     /// ``CaptureSlot/Purpose/sinkMonitor`` (`target` names the sink, nil the default one).
     func capture(
         core: OpaquePointer, purpose: CaptureSlot.Purpose, ring: AudioRingBuffer, target: String?,
-        stamps: CaptureStamps? = nil, observer: any StreamObserver
+        observer: any StreamObserver
     ) throws(SessionError) -> PipeWireStream {
         let isVoice = purpose == .voice
         var properties = common(
@@ -51,7 +51,7 @@ struct NodeFactory {
         // The voice's target is the echo canceller's source while it cancels (EchoCanceller).
         if let target { properties.append((PW_KEY_TARGET_OBJECT, target)) }
         return try make(
-            core: core, id: nil, kind: .capture(ring, stamps), name: isVoice ? "voice capture" : "sink monitor",
+            core: core, id: nil, kind: .capture(ring), name: isVoice ? "voice capture" : "sink monitor",
             properties,
             observer)
     }

@@ -199,10 +199,9 @@ public final class PipeWireEngine: AudioEngine {
     /// Records the monitor of `sink` (nil: the default sink) into `ring`, through a capture stream
     /// that survives reconnections like the others. For tests that measure what was played.
     @_spi(Testing) public func startMonitorRecording(
-        into ring: AudioRingBuffer, sink: String? = nil, stamps: CaptureStamps? = nil
+        into ring: AudioRingBuffer, sink: String? = nil
     ) throws(SessionError) {
-        try loop.withLock { core throws(SessionError) in try core.startMonitor(into: ring, target: sink, stamps: stamps)
-        }
+        try loop.withLock { core throws(SessionError) in try core.startMonitor(into: ring, target: sink) }
     }
 
     /// Stops ``startMonitorRecording(into:sink:)``.

@@ -18,7 +18,7 @@ protocol StreamObserver: AnyObject {
 final class PipeWireStream {
     enum Kind {
         case playback(StreamRenderer)
-        case capture(AudioRingBuffer, CaptureStamps?)
+        case capture(AudioRingBuffer)
         /// The overlay bus of the mixed layout: every overlay's renderer into one buffer.
         case bus(OverlayBus)
     }
@@ -188,16 +188,8 @@ final class PipeWireStream {
 
     /// Real-time: copies one received buffer into the ring (frames that do not fit are dropped).
     @inline(__always)
-    fileprivate func processCapture(_ ring: AudioRingBuffer, stamps: CaptureStamps?) {
+    fileprivate func processCapture(_ ring: AudioRingBuffer) {
         guard let buffer = pw_stream_dequeue_buffer(stream) else { return }
-        if let stamps, let data = buffer.pointee.buffer.pointee.datas, let chunk = data.pointee.chunk {
-            var time = pw_time()
-            if pw_stream_get_time_n(stream, &time, MemoryLayout<pw_time>.size) == 0 {
-                stamps.note(
-                    frames: Int(chunk.pointee.size) / (channels &* 4), now: time.now, delay: time.delay,
-                    rate: (time.rate.num, time.rate.denom), queued: time.queued, buffered: time.buffered)
-            }
-        }
         let data = buffer.pointee.buffer.pointee.datas!
         if let base = data.pointee.data, let chunk = data.pointee.chunk {
             let maxSize = Int(data.pointee.maxsize)
@@ -246,7 +238,7 @@ final class PipeWireStream {
             events.pointee.process = { data in
                 guard let data else { return }
                 let stream = Unmanaged<PipeWireStream>.fromOpaque(data).takeUnretainedValue()
-                if case .capture(let ring, let stamps) = stream.kind { stream.processCapture(ring, stamps: stamps) }
+                if case .capture(let ring) = stream.kind { stream.processCapture(ring) }
             }
         }
     }

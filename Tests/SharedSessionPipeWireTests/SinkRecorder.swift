@@ -12,12 +12,11 @@ final class SinkRecorder {
     /// Interleaved stereo samples recorded so far.
     private(set) var samples: [Float] = []
 
-    /// Records the default sink, or the sink named `sink`; with `stamps`, each buffer recorded is
-    /// stamped with its `pw_stream_get_time_n` figures.
-    init(sink: String? = nil, stamps: CaptureStamps? = nil) throws {
+    /// Records the default sink, or the sink named `sink`.
+    init(sink: String? = nil) throws {
         engine = try PipeWireEngine(applicationName: "SharedSession test recorder")
         ring = try AudioRingBuffer(minimumCapacity: 1 << 20)
-        try engine.startMonitorRecording(into: ring, sink: sink, stamps: stamps)
+        try engine.startMonitorRecording(into: ring, sink: sink)
     }
 
     /// Moves what the capture wrote into ``samples``.

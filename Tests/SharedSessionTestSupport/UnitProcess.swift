@@ -122,6 +122,24 @@ package final class UnitProcess {
         }
     }
 
+    /// The lines the process has printed by now, without waiting for more.
+    package func linesWaiting() -> [String] {
+        while true {
+            var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 0) > 0 else { break }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(output, &buffer, buffer.count)
+            guard count > 0 else { break }
+            pending += buffer[0..<count]
+        }
+        var lines: [String] = []
+        while let newline = pending.firstIndex(of: 10) {
+            lines.append(String(decoding: pending[..<newline], as: UTF8.self))
+            pending.removeSubrange(...newline)
+        }
+        return lines
+    }
+
     /// Sends `command` and returns the answer line.
     @discardableResult
     package func ask(_ command: String, timeout: Duration = .seconds(10)) throws -> String {
