@@ -115,7 +115,7 @@ public final class SceneRunner {
 
         let measure = Measurements(scene: scene, playback: playback, mix: mix, stems: state.stems)
         return SceneRun(
-            scene: scene, engine: playback.summary, mix: mix,
+            scene: scene, engine: playback.summary, mix: mix, stems: state.stems,
             tracks: measure.tracks(labels: state.labels) + state.loudnessTracks(),
             markers: state.markers, lanes: state.lanes(endingAt: scene.duration),
             marks: measure.marks(state.markTimes), events: log.all, decoding: decoding, underruns: underruns,
@@ -144,6 +144,9 @@ public struct SceneRun: Sendable {
     public let engine: String
     /// The mix, interleaved stereo at 48 kHz, from scene time 0.
     public let mix: [Float]
+    /// Each stream's part of the mix as the engine rendered it (after its gain and ducks), by name,
+    /// interleaved like the mix.
+    public let stems: [String: [Float]]
     /// Each stream's level over time, and the mix's.
     public let tracks: [LevelTrack]
     /// The cues as they took effect, for the time axis.
