@@ -96,8 +96,17 @@ struct LoudnessDuckScene {
     static func talk(
         seconds: Double, voices: [Speech.Voice], levels: [Double] = [-23], lead: Double = 0
     ) throws -> [Float] {
+        try turns(seconds: seconds, voices: voices, levels: levels, lead: lead).samples
+    }
+
+    /// ``talk(seconds:voices:levels:lead:)`` with each turn `sentences` of the speaker's sentence 0.4 s
+    /// apart, and the frames each turn spans.
+    static func turns(
+        seconds: Double, voices: [Speech.Voice], levels: [Double] = [-23], lead: Double = 0, sentences: Int = 1
+    ) throws -> (samples: [Float], turns: [Range<Int>]) {
         let pauses = [0.35, 0.9, 0.5, 0.7, 0.45]
         var stereo = [Float](repeating: 0, count: Int(lead * Double(rate)) * 2)
+        var turns: [Range<Int>] = []
         var turn = 0
         let total = Int(seconds * Double(rate)) * 2
         while stereo.count < total {
@@ -105,11 +114,17 @@ struct LoudnessDuckScene {
             let speech = try Speech.make(
                 VoiceActivitySpeechTests.turn(for: voice), voice: voice,
                 trimmedAt: VoiceActivityPolicy.default.linearThreshold)
-            stereo += try LoudnessDuckTests.scaled(speech, to: levels[turn % levels.count])
+            let scaled = try LoudnessDuckTests.scaled(speech, to: levels[turn % levels.count])
+            let start = stereo.count / 2
+            for sentence in 0..<max(1, sentences) {
+                if sentence > 0 { stereo += [Float](repeating: 0, count: Int(0.4 * Double(rate)) * 2) }
+                stereo += scaled
+            }
+            turns.append(start..<min(stereo.count, total) / 2)
             stereo += [Float](repeating: 0, count: Int(pauses[turn % pauses.count] * Double(rate)) * 2)
             turn += 1
         }
-        return Array(stereo.prefix(total))
+        return (Array(stereo.prefix(total)), turns)
     }
 
     /// A music-like movie: a chord of three partials and a bass, a kick every half second, a little

@@ -24,6 +24,10 @@ struct LoudnessDuckSpeechTests {
         case drifting
         /// Chords under two speakers 4 LU apart: −21 and −25 LUFS, turn by turn.
         case twoSpeakers
+        /// The swelling noise under the same two speakers.
+        case twoSpeakersNoise
+
+        var isTwoSpeakers: Bool { self == .twoSpeakers || self == .twoSpeakersNoise }
     }
 
     enum Case: String, CaseIterable {
@@ -37,25 +41,24 @@ struct LoudnessDuckSpeechTests {
 
     static func movie(_ material: Material) throws -> [Float] {
         switch material {
-        case .noise:
+        case .noise, .twoSpeakersNoise:
             try LoudnessDuckTests.scaled(LoudnessDuckTests.movieNoise(seconds: seconds, swell: 4, seed: 77), to: -14)
         case .chords, .twoSpeakers: try Scene.chords(seconds: seconds, lufs: -16)
         case .drifting: try Scene.chords(seconds: seconds, lufs: -16, drift: 2, period: 9)
         }
     }
 
-    /// The speech, made once: one speaker level, and two speakers 4 LU apart.
-    static let speech: Result<(one: [Float], two: [Float]), any Error> = Result {
+    /// The speech, made once: one speaker level, and two speakers 4 LU apart, two sentences a turn
+    /// (turns of 5 to 10 s: long enough to measure from 3 s into each).
+    static let speech: Result<(one: [Float], two: [Float], turns: [Range<Int>]), any Error> = Result {
         let speakers = LoudnessDuckCompositionTests.speakers
-        return (
-            try Scene.talk(seconds: Double(seconds), voices: speakers),
-            try Scene.talk(seconds: Double(seconds), voices: speakers, levels: [-21, -25])
-        )
+        let two = try Scene.turns(seconds: Double(seconds), voices: speakers, levels: [-21, -25], sentences: 2)
+        return (try Scene.talk(seconds: Double(seconds), voices: speakers), two.samples, two.turns)
     }
 
     static func voice(_ material: Material) throws -> [Float] {
         let speech = try speech.get()
-        return material == .twoSpeakers ? speech.two : speech.one
+        return material.isTwoSpeakers ? speech.two : speech.one
     }
 
     struct Figures: CustomStringConvertible {
@@ -64,11 +67,31 @@ struct LoudnessDuckSpeechTests {
         var high: Double
         var worstRise: Double
         var risesPerMinute: Double
+        /// Two speakers: voice − movie from 3 s into each turn (the turn's loudness over the movie's in
+        /// 1 s windows every 0.5 s to the turn's end), its 5th percentile and median.
+        var turnLow = Double.nan
+        var turnMedian = Double.nan
         var description: String {
             String(
                 format: "median %.2f LU, 5th–95th %.2f…%.2f, worst rise in 2 s %.2f dB, %.1f rises/min", median, low,
                 high, worstRise, risesPerMinute)
+                + (turnLow.isNaN
+                    ? "" : String(format: "; from 3 s into each turn median %.2f, 5th %.2f", turnMedian, turnLow))
         }
+    }
+
+    /// Voice − movie from 3 s into each turn of at least 4 s: the turn's loudness (its speaker's, as
+    /// `ebur128` integrates it) over the movie's as heard in 1 s windows every 0.5 s up to the turn's end.
+    static func turnDifferences(_ rendered: Scene.Rendered, turns: [Range<Int>]) throws -> [Double] {
+        var differences: [Double] = []
+        for turn in turns where turn.count >= 4 * rate {
+            let voice = try LoudnessDuckTests.ffmpegLoudness(rendered.voice, frames: turn)
+            for start in stride(from: turn.lowerBound + 3 * rate, through: turn.upperBound - rate, by: rate / 2) {
+                let movie = try LoudnessDuckTests.ffmpegLoudness(rendered.main, frames: start..<(start + rate))
+                differences.append(voice - movie)
+            }
+        }
+        return differences
     }
 
     /// The 10 ms blocks in which the voice speaks (a peak at the threshold within the last 300 ms),
@@ -125,9 +148,15 @@ struct LoudnessDuckSpeechTests {
             if rise > 1, !rising { rises += 1 }
             rising = rise > 1
         }
-        return Figures(
+        var figures = Figures(
             median: spread.median, low: spread.low, high: spread.high, worstRise: worst,
             risesPerMinute: Double(rises) * 6000 / Double(max(1, spoken)))
+        if material.isTwoSpeakers {
+            let turns = Scene.spread(try turnDifferences(rendered, turns: try speech.get().turns))
+            figures.turnLow = turns.low
+            figures.turnMedian = turns.median
+        }
+        return figures
     }
 
     @Test(
@@ -138,12 +167,23 @@ struct LoudnessDuckSpeechTests {
             for scene in Case.allCases {
                 let figures = try Self.figures(material, scene, margin: margin)
                 print("[measure] loudness duck, \(scene.rawValue), margin \(margin), \(material.rawValue): \(figures)")
-                if scene == .alone, material != .twoSpeakers {
+                if scene == .alone, !material.isTwoSpeakers {
                     #expect(abs(figures.median - Double(margin)) <= 1, "\(material): \(figures)")
                 }
                 if scene == .volume {
                     // Half the host's volume for 8 s of the 18 measured: the movie 6 dB further down.
                     #expect(figures.median >= Double(margin) - 1, "\(material): \(figures)")
+                }
+                // On steady material, and with a louder speaker after a quieter one, the movie never rises
+                // by more than 1 dB within 2 s while someone speaks (measured: 0.53 dB at most). Music that
+                // drifts is still followed up (a limit in the article).
+                if material != .drifting {
+                    #expect(figures.worstRise <= 1, "\(scene), \(material): \(figures)")
+                    #expect(figures.risesPerMinute == 0, "\(scene), \(material): \(figures)")
+                }
+                if material.isTwoSpeakers {
+                    // The quieter speaker is held within 1 LU of the margin from 3 s into their turn.
+                    #expect(figures.turnLow >= Double(margin) - 1, "\(scene): \(figures)")
                 }
             }
         }

@@ -13,7 +13,9 @@ import Synchronization
 /// measures the signal's loudness while it speaks: the BS.1770 gated loudness of the 400 ms blocks
 /// ending in the last 100 ``speechSteps`` (10 s of speech) in which its peak reached the threshold,
 /// published as ``speechLoudness``. The pauses between words and turns do not count, and a speaker's
-/// level is steady over that span, so the figure holds through a conversation.
+/// level is steady over that span, so the figure holds through a conversation. The same gating over
+/// the last ``recentSpeechSteps`` (2 s of speech) is published as ``recentSpeechLoudness``: it tells a
+/// speaker quieter than the one before within a turn's first seconds.
 public final class ActivityMeter: @unchecked Sendable {
     // @unchecked: `framesBelow`, the loudness meter, the speech ring and the step state are touched
     // only by the single writer, inside `measure`; everything a reader sees goes through the atomics.
@@ -29,8 +31,12 @@ public final class ActivityMeter: @unchecked Sendable {
     private let measuresLoudness = Atomic<Bool>(false)
     /// The 100 ms steps of speech the loudness is taken over: 10 s of speech.
     public static let speechSteps = 100
-    /// The loudness while active, LUFS as Float bits (−∞ before any speech).
+    /// The 100 ms steps of speech the recent loudness is taken over: 2 s of speech.
+    public static let recentSpeechSteps = 20
+    /// The loudness while active, LUFS as Float bits (−∞ before any speech): over ``speechSteps`` and
+    /// over ``recentSpeechSteps``.
     private let speechLoudnessBits = Atomic<UInt32>((-Float.infinity).bitPattern)
+    private let recentLoudnessBits = Atomic<UInt32>((-Float.infinity).bitPattern)
     /// The 400 ms blocks of speech the loudness is taken over, once one was voiced throughout (0 while
     /// the figure comes from single steps).
     private let wholeBlocks = Atomic<Int>(0)
@@ -38,7 +44,7 @@ public final class ActivityMeter: @unchecked Sendable {
     // Writer only.
     private var framesBelow = Int.max / 2
     private let loudness: LoudnessMeter?
-    /// The energies of the last speech blocks, a ring of up to 30.
+    /// The energies of the last speech blocks, a ring of up to ``speechSteps``.
     private let speech: UnsafeMutablePointer<Double>
     private var speechCount = 0
     private var speechIndex = 0
@@ -73,6 +79,13 @@ public final class ActivityMeter: @unchecked Sendable {
     /// `nil` before ``measureLoudness()`` or before any speech.
     public var speechLoudness: Float? {
         let value = Float(bitPattern: speechLoudnessBits.load(ordering: .relaxed))
+        return value.isFinite ? value : nil
+    }
+
+    /// The signal's loudness over its last 2 s of speech (``recentSpeechSteps`` blocks), gated as
+    /// ``speechLoudness`` is; `nil` when that is.
+    public var recentSpeechLoudness: Float? {
+        let value = Float(bitPattern: recentLoudnessBits.load(ordering: .relaxed))
         return value.isFinite ? value : nil
     }
 
@@ -157,10 +170,20 @@ public final class ActivityMeter: @unchecked Sendable {
         if start < frames, end > stepStart { voicedInStep = true }
     }
 
-    /// BS.1770's gating over the speech blocks: the absolute gate (−70 LUFS), then the relative one
-    /// (10 LU under the loudness of the blocks left).
+    /// Publishes BS.1770's gating over the speech blocks, over the whole ring and over its most recent
+    /// ``recentSpeechSteps``.
     private func publishSpeechLoudness() {
-        let count = speechCount
+        if let loudness = gatedLoudness(ofLast: speechCount) {
+            speechLoudnessBits.store(Float(loudness).bitPattern, ordering: .relaxed)
+        }
+        if let loudness = gatedLoudness(ofLast: min(speechCount, Self.recentSpeechSteps)) {
+            recentLoudnessBits.store(Float(loudness).bitPattern, ordering: .relaxed)
+        }
+    }
+
+    /// The gated loudness of the last `count` speech blocks: the absolute gate (−70 LUFS), then the
+    /// relative one (10 LU under the loudness of the blocks left); `nil` when no block passes.
+    private func gatedLoudness(ofLast count: Int) -> Double? {
         let ring = Self.speechSteps
         var sum = 0.0
         var kept = 0
@@ -171,7 +194,7 @@ public final class ActivityMeter: @unchecked Sendable {
                 kept &+= 1
             }
         }
-        guard kept > 0 else { return }
+        guard kept > 0 else { return nil }
         let threshold = LoudnessMeter.loudness(sum / Double(kept)) + LoudnessMeter.relativeGate
         sum = 0
         kept = 0
@@ -182,8 +205,7 @@ public final class ActivityMeter: @unchecked Sendable {
                 kept &+= 1
             }
         }
-        guard kept > 0 else { return }
-        speechLoudnessBits.store(Float(LoudnessMeter.loudness(sum / Double(kept))).bitPattern, ordering: .relaxed)
+        return kept > 0 ? LoudnessMeter.loudness(sum / Double(kept)) : nil
     }
 
     /// The frames of the last measured block that were active, as `start..<end` (empty: none), and

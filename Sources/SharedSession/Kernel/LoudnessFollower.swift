@@ -74,6 +74,10 @@ final class LoudnessFollower: @unchecked Sendable {
     /// second, so the movie never rises by a dB within 2 s because the voice got louder.
     static let sourceRelaxPerStep: Float = 0.025
 
+    /// How many LU the voice's last 2 s of speech (``ActivityMeter/recentSpeechLoudness``) must be under
+    /// its last 10 s for the level to be set from the 2 s: a quieter speaker, not a quieter phrase.
+    static let quieterSpeaker: Float = 1.5
+
     /// How long a duck takes to reach the first level it asks.
     static let startDuration: Duration = .milliseconds(150)
 
@@ -193,12 +197,16 @@ final class LoudnessFollower: @unchecked Sendable {
         guard !slot.0.isNaN, meter != 0, let pointer = UnsafeRawPointer(bitPattern: meter) else {
             return (.infinity, -.infinity)
         }
-        let (measured, blocks) = Unmanaged<ActivityMeter>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
-            ($0.speechLoudness, $0.speechBlocks)
+        let (long, recent, blocks) = Unmanaged<ActivityMeter>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
+            ($0.speechLoudness, $0.recentSpeechLoudness, $0.speechBlocks)
         }
         // A first figure from single steps reads low (a held level would stay there): nothing is asked
         // on it.
-        guard let measured, blocks > 0 else { return (.infinity, -.infinity) }
+        guard let long, blocks > 0 else { return (.infinity, -.infinity) }
+        // The last 2 s of speech well under the last 10 s: a quieter speaker has the floor, and is
+        // followed within a turn's first seconds rather than over 10 s of their speech. A louder one
+        // is followed up at most sourceRelaxPerStep a step, as any louder figure is.
+        let measured = recent.map { $0 < long - Self.quieterSpeaker ? $0 : long } ?? long
         held = heard && held.isFinite ? min(measured, held + Self.sourceRelaxPerStep) : measured
         return (max(slot.1, min(shallowest, held - slot.0 - source)), held)
     }

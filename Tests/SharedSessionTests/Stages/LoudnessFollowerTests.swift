@@ -87,6 +87,44 @@ struct LoudnessFollowerTests {
         #expect(abs(Self.decibels(capped) - -20) < 0.1, "the deepest bound: \(Self.decibels(capped)) dB")
     }
 
+    /// Runs the voice at `amplitude` and the follower over the movie at 0.25 together for `quanta`
+    /// quanta; returns the ceiling's factor in dB after each.
+    static func converse(
+        _ follower: LoudnessFollower, voice: ActivityMeter, amplitude: Float, quanta: Int, from start: Int
+    ) -> [Float] {
+        (0..<quanta).map { block in
+            tone(amplitude, from: (start + block) * quantum).withUnsafeBufferPointer {
+                voice.measure($0.baseAddress!, frames: quantum, channels: 2)
+            }
+            return decibels(follow(follower, voice: voice, movie: 0.25, quanta: 1))
+        }
+    }
+
+    @Test("a speaker 4 LU quieter than the one before is followed within 2.5 s; a louder one up slowly")
+    func quieterSpeaker() throws {
+        let quieter = 0.25 * Float(pow(10, -4.0 / 20))
+        let voice = Self.voice(0.25, seconds: 10)
+        let follower = LoudnessFollower(format: Self.format)
+        follower.set(
+            LoudnessFollowing(slots: [LoudnessSlot(margin: 10, deepest: -30)], policy: .default), meterCount: 1,
+            frameRate: 48_000)
+        follower.pickUp(hasMeters: true, heard: false, attackFrames: 960, releaseFrames: 19_200)
+        let first = Self.converse(follower, voice: voice, amplitude: 0.25, quanta: 100, from: 1000)
+        #expect(abs(first.last! - -10) < 0.1, "\(first.last!) dB")
+        // The quieter speaker: the movie 14 dB down from 2.5 s into their speech, while the 10 s figure
+        // still reads the louder one.
+        let second = Self.converse(follower, voice: voice, amplitude: quieter, quanta: 250, from: 1100)
+        let long = try #require(voice.speechLoudness)
+        let recent = try #require(voice.recentSpeechLoudness)
+        print("[measure] loudness stage, quieter speaker: \(second.last!) dB at 2.5 s; 10 s \(long), 2 s \(recent)")
+        #expect(long - recent > 2, "the 10 s figure \(long), the last 2 s \(recent) LUFS")
+        #expect(abs(second.last! - -14) < 0.6, "\(second.last!) dB 2.5 s into the quieter speaker")
+        // The louder one again: the movie rises by at most 0.5 dB within 2 s.
+        let third = Self.converse(follower, voice: voice, amplitude: 0.25, quanta: 400, from: 1350)
+        let worst = (0..<third.count).map { index in third[index] - (third[max(0, index - 200)...index].min()!) }
+        #expect(worst.max()! <= 0.6, "the movie rose \(worst.max()!) dB within 2 s")
+    }
+
     @Test("no slot set: the stage is not engaged and leaves the stream alone")
     func unset() {
         let follower = LoudnessFollower(format: Self.format)
