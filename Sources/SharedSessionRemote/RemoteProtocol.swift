@@ -138,11 +138,14 @@ public enum RemoteProtocol {
     static func readHostLine(_ line: some Collection<UInt8>, version: Int, decodingEvents: Bool) throws(SessionError)
         -> HostLine
     {
+        // An event and nothing else: known by its one key, its value not decoded at all, and nothing
+        // allocated (not even the decoder's user info): the line of every event, for every unit.
+        if !decodingEvents, line.count <= maximumLineLength, TopLevelKeys.isOnly("event", in: line) {
+            return .unreadEvent
+        }
         do {
             let userInfo: [CodingUserInfoKey: any Sendable] = [hostLineVersionKey: version]
             guard decodingEvents else {
-                // An event and nothing else: known by its one key, its value not decoded at all.
-                if line.count <= maximumLineLength, TopLevelKeys.of(line) == ["event"] { return .unreadEvent }
                 let envelope = try decode(HostEnvelope<UnreadEvent>.self, line, from: "host", userInfo)
                 switch envelope.message {
                 case .event: return .unreadEvent

@@ -27,6 +27,22 @@ extension RemoteTests {
             }
         }
 
+        @Test("a line is an event alone when its keys are just that one, read in place or copied")
+        func isOnly() {
+            let lines = [
+                #"{"event":{"kind":"duck","owner":"a \"reply\" b"}}"#, #" { "event" : 1 } "#,
+                #"{"event": {"a": [1, {"reply": 2}, "}"]}, "reply": 1}"#, #"{"reply": 1, "event": {}}"#,
+                #"{"events": 1}"#, #"{"even": 1}"#, "{}", #"{"event": {"a": 1}"#, #"{"event": 1} x"#, "",
+            ]
+            for line in lines {
+                let bytes = Array(line.utf8)
+                let expected = TopLevelKeys.of(bytes) == ["event"]
+                #expect(TopLevelKeys.isOnly("event", in: bytes) == expected, "\(line)")
+                // Not contiguous: read through a copy, with the same answer.
+                #expect(TopLevelKeys.isOnly("event", in: bytes.lazy.map { $0 }) == expected, "\(line)")
+            }
+        }
+
         @Test("every line a host writes, of either version, has the keys JSONSerialization finds in it")
         func agreesWithFoundation() throws {
             let event = SessionEvent(

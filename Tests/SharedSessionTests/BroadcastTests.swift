@@ -25,6 +25,27 @@ struct BroadcastTests {
         #expect(await collect(second) == ["d"])
     }
 
+    @Test("it is listening while a stream or a handler is there, and not once they are gone or it ended")
+    func listeningFollowsTheListeners() {
+        let broadcast = Broadcast<String, String>(backlogLimit: 8, replay: .toFirstListener)
+        #expect(!broadcast.isListening)
+        do {
+            let stream = broadcast.subscribe()
+            #expect(broadcast.isListening)
+            _ = stream
+        }
+        // The stream let go of: its termination removed it.
+        #expect(!broadcast.isListening)
+        broadcast.handler = { _ in }
+        #expect(broadcast.isListening)
+        broadcast.handler = nil
+        #expect(!broadcast.isListening)
+        let stream = broadcast.subscribe()
+        broadcast.finish()
+        #expect(!broadcast.isListening)
+        _ = stream
+    }
+
     @Test("every listener, streams and handlers, starts with the backlog when it is replayed to each")
     func everyListenerTakesTheBacklog() async {
         let broadcast = Broadcast<String, String>(backlogLimit: 8, replay: .toEveryListener)

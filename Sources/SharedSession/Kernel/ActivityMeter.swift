@@ -17,8 +17,8 @@ import Synchronization
 /// the last ``recentSpeechSteps`` (2 s of speech) is published as ``recentSpeechLoudness``: it tells a
 /// speaker quieter than the one before within a turn's first seconds.
 public final class ActivityMeter: @unchecked Sendable {
-    // @unchecked: `framesBelow`, the loudness meter, the speech ring and the step state are touched
-    // only by the single writer, inside `measure`; everything a reader sees goes through the atomics.
+    // @unchecked: `framesBelow` and the speech loudness's state are touched only by the single writer,
+    // inside `measure`; everything a reader sees goes through the atomics.
 
     private let thresholdBits = Atomic<UInt32>(Float(0.01).bitPattern)
     private let holdFrameCount = Atomic<Int>(57_600)
@@ -27,12 +27,13 @@ public final class ActivityMeter: @unchecked Sendable {
     private let span = Atomic<UInt64>(ActivityMeter.pack(start: nil, end: 0))
     private let blocks = Atomic<UInt64>(0)
 
-    /// Whether the loudness is measured.
-    private let measuresLoudness = Atomic<Bool>(false)
+    /// The speech loudness, made by the first ``measureLoudness()`` (nil until then: the loudness is not
+    /// measured); retained here until the meter is deinitialised, read unretained by the writer.
+    private let speech = Atomic<Unmanaged<SpeechLoudness>?>(nil)
     /// The 100 ms steps of speech the loudness is taken over: 10 s of speech.
-    public static let speechSteps = 100
+    public static let speechSteps = SpeechLoudness.speechSteps
     /// The 100 ms steps of speech the recent loudness is taken over: 2 s of speech.
-    public static let recentSpeechSteps = 20
+    public static let recentSpeechSteps = SpeechLoudness.recentSpeechSteps
     /// The loudness while active, LUFS as Float bits (−∞ before any speech): over ``speechSteps`` and
     /// over ``recentSpeechSteps``.
     private let speechLoudnessBits = Atomic<UInt32>((-Float.infinity).bitPattern)
@@ -41,19 +42,11 @@ public final class ActivityMeter: @unchecked Sendable {
     /// the figure comes from single steps).
     private let wholeBlocks = Atomic<Int>(0)
 
+    /// The format measured, for the speech loudness's K-weighting.
+    private let format: AudioFormat
+
     // Writer only.
     private var framesBelow = Int.max / 2
-    private let loudness: LoudnessMeter?
-    /// The energies of the last speech blocks, a ring of up to ``speechSteps``.
-    private let speech: UnsafeMutablePointer<Double>
-    private var speechCount = 0
-    private var speechIndex = 0
-    /// Whether a frame of the step in progress reached the threshold, in blocks measured before.
-    private var voicedInStep = false
-    /// Voiced steps in a row, and whether the ring holds blocks (after the first block voiced
-    /// throughout) rather than steps.
-    private var voicedStreak = 0
-    private var ringIsWhole = false
 
     /// Creates a meter hearing speech above −40 dBFS with a 1.2 s hold at 48 kHz (``VoiceActivityPolicy/default``),
     /// of stereo audio at 48 kHz.
@@ -61,18 +54,21 @@ public final class ActivityMeter: @unchecked Sendable {
 
     /// Creates a meter of audio in `format` (its rate sets the K-weighting of the loudness).
     public init(format: AudioFormat) {
-        loudness = try? LoudnessMeter(
-            channelWeights: [Double](repeating: 1, count: max(1, min(16, format.channels))),
-            sampleRate: format.sampleRate, integrates: false)
-        speech = .allocate(capacity: Self.speechSteps)
-        speech.initialize(repeating: 0, count: Self.speechSteps)
+        self.format = format
     }
 
-    deinit { speech.deallocate() }
+    deinit { speech.load(ordering: .acquiring)?.release() }
 
-    /// Starts measuring the loudness of the signal while it speaks.
+    /// Starts measuring the loudness of the signal while it speaks. Allocates the loudness meter and
+    /// its speech ring on the first call (control side: never call it on a render thread); later calls
+    /// do nothing.
     public func measureLoudness() {
-        measuresLoudness.store(true, ordering: .releasing)
+        guard speech.load(ordering: .acquiring) == nil, let made = SpeechLoudness(format: format) else { return }
+        let retained = Unmanaged.passRetained(made)
+        // Two first calls at once: the one that lost the exchange gives its own back.
+        if !speech.compareExchange(expected: nil, desired: retained, ordering: .acquiringAndReleasing).exchanged {
+            retained.release()
+        }
     }
 
     /// The signal's loudness while it speaks, in LUFS: the gated loudness of its last speech blocks;
@@ -128,84 +124,16 @@ public final class ActivityMeter: @unchecked Sendable {
             }
         }
         framesBelow = below
-        if measuresLoudness.load(ordering: .acquiring), let loudness, loudness.channels == channels {
-            measureLoudness(
-                samples, frames: frames, channels: channels, voicedFrom: voicedStart, to: voicedEnd, meter: loudness)
+        if let speech = speech.load(ordering: .acquiring) {
+            speech._withUnsafeGuaranteedRef { speech in
+                guard speech.channels == channels else { return }
+                speech.measure(
+                    samples, frames: frames, voicedFrom: voicedStart, to: voicedEnd, loudnessBits: speechLoudnessBits,
+                    recentBits: recentLoudnessBits, blocks: wholeBlocks)
+            }
         }
         span.store(Self.pack(start: start, end: end), ordering: .relaxed)
         blocks.add(1, ordering: .releasing)
-    }
-
-    /// Feeds the loudness meter; each 100 ms step with a frame at the threshold adds the 400 ms block
-    /// it ends to the speech ring, and the gated loudness of the ring is published.
-    @inline(__always)
-    private func measureLoudness(
-        _ samples: UnsafePointer<Float>, frames: Int, channels: Int, voicedFrom start: Int, to end: Int,
-        meter: LoudnessMeter
-    ) {
-        var stepStart = 0
-        var done = 0
-        while done < frames {
-            done &+= meter.addUntilStep(samples + done &* channels, frames: frames &- done)
-            guard meter.stepJustCompleted else { break }
-            let voiced = voicedInStep || (start < done && end > stepStart)
-            voicedInStep = false
-            stepStart = done
-            voicedStreak = voiced ? voicedStreak &+ 1 : 0
-            // Until the first block voiced throughout (its 4 steps), the voiced steps themselves give a
-            // first figure, each but the first of a run (the step the voice starts in is partly silence
-            // and reads low): the blocks before it start in the silence before the first word and read
-            // low too. From it on, every block that ends in a voiced step counts, as BS.1770 counts them.
-            guard voiced, ringIsWhole || voicedStreak >= 2 else { continue }
-            if voicedStreak >= LoudnessMeter.momentarySteps, !ringIsWhole {
-                ringIsWhole = true
-                speechCount = 0
-            }
-            speech[speechIndex] = meter.mean(ofLast: ringIsWhole ? LoudnessMeter.momentarySteps : 1)
-            speechIndex = (speechIndex &+ 1) % Self.speechSteps
-            speechCount = min(speechCount &+ 1, Self.speechSteps)
-            publishSpeechLoudness()
-            if ringIsWhole { wholeBlocks.store(speechCount, ordering: .relaxed) }
-        }
-        if start < frames, end > stepStart { voicedInStep = true }
-    }
-
-    /// Publishes BS.1770's gating over the speech blocks, over the whole ring and over its most recent
-    /// ``recentSpeechSteps``.
-    private func publishSpeechLoudness() {
-        if let loudness = gatedLoudness(ofLast: speechCount) {
-            speechLoudnessBits.store(Float(loudness).bitPattern, ordering: .relaxed)
-        }
-        if let loudness = gatedLoudness(ofLast: min(speechCount, Self.recentSpeechSteps)) {
-            recentLoudnessBits.store(Float(loudness).bitPattern, ordering: .relaxed)
-        }
-    }
-
-    /// The gated loudness of the last `count` speech blocks: the absolute gate (−70 LUFS), then the
-    /// relative one (10 LU under the loudness of the blocks left); `nil` when no block passes.
-    private func gatedLoudness(ofLast count: Int) -> Double? {
-        let ring = Self.speechSteps
-        var sum = 0.0
-        var kept = 0
-        for back in 1...max(1, count) where count > 0 {
-            let energy = speech[(speechIndex &- back &+ ring) % ring]
-            if LoudnessMeter.loudness(energy) > LoudnessMeter.absoluteGate {
-                sum += energy
-                kept &+= 1
-            }
-        }
-        guard kept > 0 else { return nil }
-        let threshold = LoudnessMeter.loudness(sum / Double(kept)) + LoudnessMeter.relativeGate
-        sum = 0
-        kept = 0
-        for back in 1...count {
-            let energy = speech[(speechIndex &- back &+ ring) % ring]
-            if LoudnessMeter.loudness(energy) > max(threshold, LoudnessMeter.absoluteGate) {
-                sum += energy
-                kept &+= 1
-            }
-        }
-        return kept > 0 ? LoudnessMeter.loudness(sum / Double(kept)) : nil
     }
 
     /// The frames of the last measured block that were active, as `start..<end` (empty: none), and

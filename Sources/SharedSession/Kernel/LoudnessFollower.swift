@@ -35,8 +35,14 @@ final class LoudnessFollower: @unchecked Sendable {
     private let mainBits = Atomic<UInt32>((-Float.infinity).bitPattern)
     private let sourceBits = Atomic<UInt32>((-Float.infinity).bitPattern)
 
+    /// The meter of the stream's source, made by the first ``set(_:meterCount:frameRate:)`` that sets a
+    /// slot (nil until then): a stream never ducked by loudness has none. Retained here until the
+    /// follower is deinitialised; the render side holds it unretained.
+    private let madeMeter = Atomic<Unmanaged<LoudnessMeter>?>(nil)
+    private let format: AudioFormat
+
     // Render side only.
-    private let meter: LoudnessMeter?
+    private var meter: Unmanaged<LoudnessMeter>?
     private var slots: ((Float, Float), (Float, Float), (Float, Float), (Float, Float)) = (
         (.nan, 0), (.nan, 0), (.nan, 0), (.nan, 0)
     )
@@ -82,17 +88,18 @@ final class LoudnessFollower: @unchecked Sendable {
     static let startDuration: Duration = .milliseconds(150)
 
     init(format: AudioFormat) {
+        self.format = format
         startFrames = Float(max(1, format.frames(in: Self.startDuration)))
-        meter = try? LoudnessMeter(
-            channelWeights: [Double](repeating: 1, count: max(1, min(16, format.channels))),
-            sampleRate: format.sampleRate, integrates: false)
     }
+
+    deinit { madeMeter.load(ordering: .acquiring)?.release() }
 
     // MARK: Control side
 
     /// Publishes the slots (one per followed meter, in order), the policy and the host's volume; the
     /// render side picks them up at the renderer's next generation.
     func set(_ following: LoudnessFollowing, meterCount: Int, frameRate: Int) {
+        if following.isActive { makeMeter() }
         packedSlots.store(following.slots.prefix(min(meterCount, AtomicSlots.count)).map(Self.pack))
         let policy = following.policy
         let rate = Float(frameRate)
@@ -102,6 +109,21 @@ final class LoudnessFollower: @unchecked Sendable {
         lightenBits.store((policy.lighteningRate / rate).bitPattern, ordering: .relaxed)
         toleranceBits.store(policy.tolerance.bitPattern, ordering: .relaxed)
         volumeBits.store(max(0, following.volume).bitPattern, ordering: .relaxed)
+    }
+
+    /// Makes the meter, once: before the slots that use it are published, so the render side that
+    /// picks them up finds it.
+    private func makeMeter() {
+        guard madeMeter.load(ordering: .acquiring) == nil,
+            let made = try? LoudnessMeter(
+                channelWeights: [Double](repeating: 1, count: max(1, min(16, format.channels))),
+                sampleRate: format.sampleRate, integrates: false)
+        else { return }
+        let retained = Unmanaged.passRetained(made)
+        // Two first calls at once: the one that lost the exchange gives its own back.
+        if !madeMeter.compareExchange(expected: nil, desired: retained, ordering: .acquiringAndReleasing).exchanged {
+            retained.release()
+        }
     }
 
     /// The loudness duck as the render side last rendered it; `nil` when none is set.
@@ -119,6 +141,7 @@ final class LoudnessFollower: @unchecked Sendable {
     /// Picks up what ``set(_:meterCount:frameRate:)`` published; `heard` is whether the duck is heard
     /// now (the voice-activity mix above 0), `rampFrames` the attack and release in frames.
     func pickUp(hasMeters: Bool, heard: Bool, attackFrames: Float, releaseFrames: Float) {
+        meter = madeMeter.load(ordering: .acquiring)
         let packed = packedSlots.load()
         slots = (Self.unpack(packed.0), Self.unpack(packed.1), Self.unpack(packed.2), Self.unpack(packed.3))
         let wasActive = isActive
@@ -155,10 +178,12 @@ final class LoudnessFollower: @unchecked Sendable {
         gain: Float
     ) {
         guard isActive, let meter else { return }
-        var done = 0
-        while done < frames {
-            done &+= meter.addUntilStep(input + done &* channels, frames: frames &- done)
-            if meter.stepJustCompleted { ask(meter, meters: meters, heard: heard, gain: gain) }
+        meter._withUnsafeGuaranteedRef { meter in
+            var done = 0
+            while done < frames {
+                done &+= meter.addUntilStep(input + done &* channels, frames: frames &- done)
+                if meter.stepJustCompleted { ask(meter, meters: meters, heard: heard, gain: gain) }
+            }
         }
     }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Hands one producer's events to everyone listening at that moment: each stream made by
 /// ``subscribe()`` and a ``handler``, on the thread that emits.
 ///
@@ -33,6 +35,10 @@ package final class Broadcast<Kept: Sendable, Element: Sendable>: Sendable {
     }
 
     private let state = Locked(State())
+    /// ``isListening`` as the lock last left it, set under the lock wherever the listeners change: a
+    /// remote unit asks it for every line the host sends, and with a thousand units in one process a
+    /// lock a line was a measurable share of their time.
+    private let listening = Atomic<Bool>(false)
     private let backlogLimit: Int
     private let replay: Replay
     private let bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy
@@ -72,11 +78,15 @@ package final class Broadcast<Kept: Sendable, Element: Sendable>: Sendable {
             }
             state.nextSubscriber += 1
             state.subscribers[state.nextSubscriber] = continuation
+            publishListening(state)
             return state.nextSubscriber
         }
         if let id {
             continuation.onTermination = { [weak self] _ in
-                _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+                self?.state.withLock { state in
+                    state.subscribers.removeValue(forKey: id)
+                    self?.publishListening(state)
+                }
             }
         }
         return stream
@@ -89,6 +99,7 @@ package final class Broadcast<Kept: Sendable, Element: Sendable>: Sendable {
         set {
             let backlog = state.withLock { state -> [Element] in
                 state.handler = newValue
+                defer { publishListening(state) }
                 guard newValue != nil else { return [] }
                 return takeBacklog(&state)
             }
@@ -99,8 +110,11 @@ package final class Broadcast<Kept: Sendable, Element: Sendable>: Sendable {
     /// Whether an item emitted now would be transformed and handed on: someone has listened, and a
     /// stream or a handler is there to take it. A caller that can make the element more cheaply itself
     /// asks first (a remote unit decodes an event line in the same pass as its envelope).
-    package var isListening: Bool {
-        state.withLock { $0.heard && !($0.subscribers.isEmpty && $0.handler == nil) }
+    package var isListening: Bool { listening.load(ordering: .acquiring) }
+
+    /// Stores ``isListening`` from `state`; called under the lock after the listeners change.
+    private func publishListening(_ state: State) {
+        listening.store(state.heard && !(state.subscribers.isEmpty && state.handler == nil), ordering: .releasing)
     }
 
     /// Kept while nobody has listened; otherwise transformed and handed to the listeners of the
@@ -136,7 +150,10 @@ package final class Broadcast<Kept: Sendable, Element: Sendable>: Sendable {
             guard !state.finished else { return [] }
             state.finished = true
             state.final = final
-            defer { state.subscribers.removeAll() }
+            defer {
+                state.subscribers.removeAll()
+                publishListening(state)
+            }
             return Array(state.subscribers.values)
         }
         for continuation in subscribers {

@@ -2,6 +2,7 @@
 #define CREALTIMEPROBE_H
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /// What the probe counted on the armed threads, or on the watched one.
@@ -75,6 +76,10 @@ int64_t CRealtimeProbe_voluntarySwitches(void);
 long CRealtimeProbe_rawSyscall(void);
 /// The calling thread, for CRealtimeProbe_watchThread.
 pthread_t CRealtimeProbe_currentThread(void);
+/// Bytes of heap in use now (glibc's mallinfo2: allocated chunks plus mmapped blocks), for the tests
+/// that bound what an object costs (CRealtimeProbeHeap.c). Meaningless under a sanitizer, whose
+/// runtime owns the heap.
+size_t CRealtimeProbe_heapInUse(void);
 
 /// The positive controls: one for every function the probe wraps (CRealtimeProbeControls.c).
 /// How many there are.
