@@ -37,11 +37,14 @@ final class AdoptionRig {
         throw CancellationError()
     }
 
-    /// Starts GStreamer playing a `frequency` sine at `amplitude` through `pipewiresink`, live (in real
-    /// time, as a player does), in a process of its own.
-    func startGStreamer(frequency: Double = mainTone, amplitude: Double = 0.5, seconds: Double? = nil) throws
-        -> Daemon.Child
-    {
+    /// Starts GStreamer playing a `frequency` sine at `amplitude` through `sink`, live (in real time, as a
+    /// player does), in a process of its own. `pipewiresink` (the default) is PipeWire's own element;
+    /// `pulsesink`, through PipeWire's PulseAudio server, is what a desktop GStreamer player picks, and
+    /// the one to use when the test changes the graph's quantum: `pipewiresink` (0.3.65) can stall on
+    /// the renegotiation, its node running, linked and silent (see the watch-party's GStreamer movie).
+    func startGStreamer(
+        frequency: Double = mainTone, amplitude: Double = 0.5, seconds: Double? = nil, sink: String = "pipewiresink"
+    ) throws -> Daemon.Child {
         // Not live: pipewiresink's clock paces it, and it fills the stream's buffers as the graph takes
         // them (a live source drifting against the graph's clock underruns more on a loaded machine).
         var source = ["audiotestsrc", "freq=\(frequency)", "volume=\(amplitude)", "is-live=false"]
@@ -49,17 +52,19 @@ final class AdoptionRig {
         if let seconds { source.append("num-buffers=\(Int(seconds * 48_000 / 1024))") }
         let child = try Daemon.launch(
             "gst-launch-1.0",
-            ["-q"] + source + ["!", "audio/x-raw,format=F32LE,rate=48000,channels=2", "!", "pipewiresink"])
+            ["-q"] + source + ["!", "audio/x-raw,format=F32LE,rate=48000,channels=2", "!", sink])
         players.append(child)
         return child
     }
 
     /// Starts GStreamer playing the main tone, adopts its node as the session's main stream (by its
     /// process id), and waits until the node is adopted and its tone is heard at full level: the setup
-    /// the adoption tests share. Returns the stream (close it to give the node back), the node's id and
+    /// the adoption tests share; `sink` as ``startGStreamer(frequency:amplitude:seconds:sink:)``. Returns the stream (close it to give the node back), the node's id and
     /// the player.
-    func adoptGStreamerMain() async throws -> (main: StreamHandle, node: UInt32, player: Daemon.Child) {
-        let gst = try startGStreamer()
+    func adoptGStreamerMain(sink: String = "pipewiresink") async throws
+        -> (main: StreamHandle, node: UInt32, player: Daemon.Child)
+    {
+        let gst = try startGStreamer(sink: sink)
         let main = try adoption.adoptMain(AdoptionRule(.processID(gst.pid, includingChildren: false)))
         do {
             let adopted = try await wait("main adopted") { if case .adopted = $0 { true } else { false } }

@@ -4,21 +4,40 @@ import Testing
 
 /// A `pw-play` in another process, the reference for a gap in the audio of the streams under test when
 /// the server renegotiates (PipeWire 1.x pauses every stream for a forced quantum): it plays the main
-/// tone (1 kHz at 0.5) into the voice loopback's sink, whose monitor a recorder of its own records, so
-/// its gap is read the same way as ours, on the same change, without its audio in our recording (on
-/// 0.3.65 a `pw-play` asking for 1024 frames was seen to drop 86-129 ms when the quantum was forced to
-/// 4096, which would put steps in ours).
+/// tone (1 kHz at 0.5) into a null sink of its own, made for it and removed after it, whose monitor a
+/// recorder of its own records. So its gap is read the same way as ours, on the same change and on the
+/// same kind of route (a null sink driving its own graph, as ours does), without its audio in our
+/// recording: on 0.3.65 a `pw-play` asking for 1024 frames was seen to drop 86-129 ms when the quantum
+/// was forced to 4096, which would put steps in ours. Not a loopback's sink: a loopback's buffer hides
+/// some of the pauses of what plays into it.
 final class ReferencePlayer {
-    static let sink = "sharedsession-voice-in"
+    static let sink = "sharedsession-reference-sink"
+    let node: Int
     let child: Daemon.Child
     let recorder: SinkRecorder
 
     /// Starts it for `seconds`, asking for the graph's default quantum (pw-play asks for 100 ms
     /// otherwise, which would move the graph to 4096 before the test forces it).
     init(seconds: Double) throws {
-        recorder = try SinkRecorder(sink: Self.sink)
-        let file = try Daemon.writeTone(frequency: mainTone, amplitude: 0.5, seconds: seconds)
-        child = try Daemon.launch("pw-play", ["--latency", "1024", "--target", Self.sink, file.path])
+        // Its session priority is the lowest, so WirePlumber never makes it the default sink.
+        let created = Daemon.run(
+            "pw-cli",
+            [
+                "create-node", "adapter",
+                "{ factory.name = support.null-audio-sink node.name = \(Self.sink) media.class = Audio/Sink "
+                    + "object.linger = true audio.position = [ FL FR ] audio.rate = 48000 "
+                    + "priority.session = 1 priority.driver = 1 }",
+            ])
+        try #require(created.status == 0, "pw-cli create-node: \(created.output)")
+        node = try #require(Daemon.nodeID(named: Self.sink), "the reference's sink did not appear")
+        do {
+            recorder = try SinkRecorder(sink: Self.sink)
+            let file = try Daemon.writeTone(frequency: mainTone, amplitude: 0.5, seconds: seconds)
+            child = try Daemon.launch("pw-play", ["--latency", "1024", "--target", Self.sink, file.path])
+        } catch {
+            Daemon.run("pw-cli", ["destroy", "\(node)"])
+            throw error
+        }
     }
 
     /// Waits until its tone is in its recording; returns the frame where it is.
@@ -36,6 +55,7 @@ final class ReferencePlayer {
         kill(child.pid, SIGKILL)
         child.waitUntilExit()
         recorder.stop()
+        Daemon.run("pw-cli", ["destroy", "\(node)"])
     }
 }
 
