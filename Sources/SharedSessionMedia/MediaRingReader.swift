@@ -105,8 +105,11 @@ final class MediaRingReader {
                 if marker.kind != .start {
                     // The end, or a loop point reached with looping switched off: playback ends here.
                     ended = true
-                    shared.endHeard.store(serial, ordering: .releasing)
+                    // The count first: the releasing store publishes it with the end. The decoder reads
+                    // `endHeard`, then `endsHeard`; seeing the end without its count, it would take the
+                    // end as reported and sleep until a control call, and `endOfStream` would never come.
                     shared.endsHeard.add(1, ordering: .relaxed)
+                    shared.endHeard.store(serial, ordering: .releasing)
                     declicker.beginDiscontinuity()
                     break rendering
                 }
