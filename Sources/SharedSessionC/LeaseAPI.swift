@@ -99,13 +99,17 @@ public func routeChanged(
     }
 }
 
-/// Files what a call made under a new handle of `session`; if the session closed meanwhile, undoes
-/// it (`undo`) and reports the stale session.
+/// Files what a call made under a new handle of `session`; if the session closed meanwhile (another
+/// thread, or its event callback, released it while the call ran), undoes it (`undo`) and reports
+/// `sessionClosed`: the call reached the session as it closed.
 func file(_ object: HandleTable.Object, in session: UInt64, undo: () -> Void) throws(CallError) -> UInt64 {
     do throws(CallError) {
         return try HandleTable.shared.add(object, session: session)
     } catch {
         undo()
-        throw error
+        throw CallError(
+            status: .sessionClosed,
+            message: "session \(session) was released while this call ran (by another thread or its event "
+                + "callback): what the call made was undone; start a new session to go on")
     }
 }
