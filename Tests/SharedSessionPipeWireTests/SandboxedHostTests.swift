@@ -10,16 +10,16 @@ extension DaemonTests {
     /// own (`--unshare-pid --die-with-parent`) and a `/.flatpak-info` in its root, so PipeWire's access
     /// module marks its clients `pipewire.access=flatpak` and WirePlumber's stock rules give them read
     /// and execute access only (all with `media.category = Manager`). The `adopting-host` helper adopts
-    /// a `pw-play` playing a tone at a user volume of 0.5, read at the sink's monitor.
+    /// a player playing a tone, read at the sink's monitor: `pw-play` at a user volume of 0.5, mpv at 1
+    /// (``endingUserVolume(run:player:)`` says why mpv is not run at 0.5).
     @Suite("A host in a Flatpak sandbox")
     struct SandboxedHostTests {
-        static let user: Float = 0.5
-
         @Test(
-            "without manager access, adopting is refused with an error that names the permission; the player plays on")
-        func refusedWithoutManagerAccess() async throws {
+            "without manager access, adopting is refused with an error that names the permission; the player plays on",
+            arguments: EndingPlayer.allCases)
+        func refusedWithoutManagerAccess(player: EndingPlayer) async throws {
             try Daemon.requirePrivate()
-            let rig = try await Rig()
+            let rig = try await Rig(player)
             defer { rig.stop() }
             let host = try rig.host(manager: false)
             defer { host.kill() }
@@ -52,15 +52,16 @@ extension DaemonTests {
             let level = try rig.recorder.mainLevelNow()
             #expect(
                 abs(level - rig.userLevel) < 0.5, "the player plays at \(level) dBFS (the user's: \(rig.userLevel))")
-            let node = try #require(HostEndingTests.node(of: "pw-play"))
-            #expect(node.soft.allSatisfy { $0 == 1 } && node.channel.allSatisfy { $0 == Self.user }, "\(node)")
+            let node = try #require(HostEndingTests.node(of: player.applicationName))
+            #expect(node.soft.allSatisfy { $0 == 1 } && node.channel.allSatisfy { $0 == rig.user }, "\(node)")
         }
 
         @Test(
-            "with manager access it ducks, and MinimalHost's shutdown order gives the player back at the user's volume")
-        func managerAccessShutdown() async throws {
+            "with manager access it ducks, and MinimalHost's shutdown order gives the player back at the user's volume",
+            arguments: EndingPlayer.allCases)
+        func managerAccessShutdown(player: EndingPlayer) async throws {
             try Daemon.requirePrivate()
-            let rig = try await Rig()
+            let rig = try await Rig(player)
             defer { rig.stop() }
             let host = try rig.host(manager: true)
             defer { host.kill() }
@@ -72,14 +73,16 @@ extension DaemonTests {
             let restore = try await rig.heardBack(from: mark)
             let limit = HostEndingTests.restoreLimit(quantum: rig.recorder.engine.captureQuantum)
             #expect(restore.map { $0 <= limit } ?? false, "heard back \(String(describing: restore)), limit \(limit)")
-            print("[measure] sandboxed host, MinimalHost's order: heard back \(String(describing: restore))")
+            print("[measure] sandboxed host, \(player), MinimalHost's order: heard back \(String(describing: restore))")
             try await rig.checkLeftBehind(ducked: false)
         }
 
-        @Test("the sandbox killed whole takes the watchdog along: the host was told, and nothing ducked is saved")
-        func sandboxKilledWhole() async throws {
+        @Test(
+            "the sandbox killed whole takes the watchdog along: the host was told, and nothing ducked is saved",
+            arguments: EndingPlayer.allCases)
+        func sandboxKilledWhole(player: EndingPlayer) async throws {
             try Daemon.requirePrivate()
-            let rig = try await Rig()
+            let rig = try await Rig(player)
             defer { rig.stop() }
             let host = try rig.host(manager: true)
             defer { host.kill() }
@@ -96,7 +99,7 @@ extension DaemonTests {
             let after = try meter.toneLevel(
                 samples, frequency: mainTone, frames: window(samples.count / 2 - 4800, 4800))
             print(
-                "[measure] sandbox killed whole while ducked: "
+                "[measure] sandbox killed whole while ducked, \(player): "
                     + String(format: "%+.2f dB from the user's volume 1 s after", after - rig.userLevel)
                     + " (\(samples.count / 2 - mark) frames recorded since)")
             // The limit the AdoptingNodes article documents: nothing is left to give the node back, so it
@@ -112,31 +115,37 @@ extension DaemonTests {
         /// A private daemon's player at the user's volume, the sink's monitor recorded, and the sandbox.
         final class Rig {
             let recorder: SinkRecorder
+            let player: EndingPlayer
+            let user: Float
             var players: [Daemon.Child] = []
             let tone: String
             let log = FileManager.default.temporaryDirectory.appendingPathComponent("sandboxed-host-\(getpid()).log")
                 .path
             let sandbox: Sandbox
-            let userLevel = mainLevel + HostEndingTests.decibels(SandboxedHostTests.user)
+            let userLevel: Double
             var savedKey = ""
 
-            init() async throws {
+            init(_ player: EndingPlayer) async throws {
                 try Daemon.ensureRunning()
+                self.player = player
+                user = endingUserVolume(run: 2, player: player)
+                userLevel = mainLevel + HostEndingTests.decibels(user)
                 sandbox = try Sandbox()
                 recorder = try SinkRecorder()
                 tone = try toneFile(mainTone, amplitude: 0.5, seconds: 30)
-                players.append(try HostEndingTests.start(.pwPlay, tone))
+                players.append(try HostEndingTests.start(player, tone))
                 try await recorder.waitForTone(mainTone, atLeast: mainLevel - 40, timeout: .seconds(10))
-                let node = try #require(HostEndingTests.node(of: "pw-play"), "the player's node did not appear")
+                let node = try #require(
+                    HostEndingTests.node(of: player.applicationName), "the player's node did not appear")
                 savedKey = node.savedKey
-                try HostEndingTests.setUserVolume(node, to: SandboxedHostTests.user)
+                try HostEndingTests.setUserVolume(node, to: user)
                 try await recorder.waitForTone(mainTone, atLeast: userLevel - 1, timeout: .seconds(10))
             }
 
             /// The `adopting-host` helper in the sandbox, adopting the player.
             func host(manager: Bool) throws -> UnitProcess {
                 try UnitProcess(
-                    ["pw-play", "--own-main"] + (manager ? ["--manager"] : []),
+                    [player.applicationName, "--own-main"] + (manager ? ["--manager"] : []),
                     prefix: sandbox.prefix, executable: UnitProcess.sibling("adopting-host"), errorLog: log)
             }
 
@@ -170,14 +179,14 @@ extension DaemonTests {
                 try await Task.sleep(for: .milliseconds(1500))
                 let saved = try Daemon.savedStreamVolumes()
                 #expect(
-                    saved[savedKey] == SandboxedHostTests.user,
+                    saved[savedKey] == user,
                     "WirePlumber saved \(savedKey) = \(saved[savedKey] ?? -1)")
                 for child in players { HostEndingTests.end(child) }
-                players = [try HostEndingTests.start(.pwPlay, tone)]
+                players = [try HostEndingTests.start(player, tone)]
                 try await recorder.waitForTone(mainTone, atLeast: mainLevel - 40, timeout: .seconds(10))
                 try await recorder.record(for: .milliseconds(300))
                 let fresh = try recorder.mainLevelNow()
-                #expect(abs(fresh - userLevel) < 0.5, "a new pw-play started at \(fresh) dBFS")
+                #expect(abs(fresh - userLevel) < 0.5, "a new \(player) started at \(fresh) dBFS")
             }
 
             func errors() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
