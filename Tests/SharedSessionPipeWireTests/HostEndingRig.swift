@@ -235,13 +235,36 @@ extension DaemonTests.HostEndingTests {
         // The same player again, with no host: it starts at the user's volume.
         for child in players { end(child) }
         players = [try start(player, tone)]
-        try await recorder.waitForTone(mainTone, atLeast: mainLevel - 40, timeout: .seconds(10))
-        try await recorder.record(for: .milliseconds(300))
-        let fresh = try recorder.mainLevelNow()
-        #expect(abs(fresh - userLevel) < 0.5, "a new \(player.rawValue) started at \(fresh) dBFS")
+        try await expectFreshPlayer(player, at: userLevel, recorder: recorder)
         let freshNode = try #require(node(of: player.applicationName))
         #expect(freshNode.channel.allSatisfy { $0 == latest } && freshNode.volume == 1, "\(freshNode)")
         return EndingFigure(restore: restore, quantum: quantum, levelAfter: level - userLevel)
+    }
+
+    /// Checks a player just started (with no host) against the user's level: heard within 0.5 dB of
+    /// `level` within 1 s of its tone's first appearance, and still there 300 ms later. WirePlumber
+    /// restores a new stream's saved volume after the node appears: on 1.4.2 with WirePlumber 0.5.8 a new
+    /// pw-play was once heard 1.37 dB under its saved volume 300 ms after it started, its Props at the
+    /// saved volume right after. A ducked volume left saved stays for good, and fails here.
+    static func expectFreshPlayer(_ player: EndingPlayer, at level: Double, recorder: SinkRecorder) async throws {
+        let started = try await recorder.waitForTone(mainTone, atLeast: mainLevel - 40, timeout: .seconds(10))
+        try await recorder.record(for: .milliseconds(300))
+        var fresh = try recorder.mainLevelNow()
+        let first = fresh
+        while abs(fresh - level) >= 0.5, recorder.mark() - started < 48_000 {
+            try await recorder.record(for: .milliseconds(50))
+            fresh = try recorder.mainLevelNow()
+        }
+        if abs(first - level) >= 0.5 {
+            print(
+                "[measure] a new \(player.rawValue) played at "
+                    + String(format: "%+.2f dB from the user's level 300 ms after it started, ", first - level)
+                    + String(format: "%+.2f dB %d ms after", fresh - level, (recorder.mark() - started) / 48))
+        }
+        #expect(abs(fresh - level) < 0.5, "a new \(player.rawValue) played at \(fresh) dBFS 1 s after it started")
+        try await recorder.record(for: .milliseconds(300))
+        let later = try recorder.mainLevelNow()
+        #expect(abs(later - level) < 0.5, "a new \(player.rawValue) left the user's level: \(later) dBFS")
     }
 
     /// Ends the host by `ending`; returns the recording's frame the ending is measured from.

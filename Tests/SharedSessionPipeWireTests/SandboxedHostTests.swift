@@ -73,7 +73,9 @@ extension DaemonTests {
             let restore = try await rig.heardBack(from: mark)
             let limit = HostEndingTests.restoreLimit(quantum: rig.recorder.engine.captureQuantum)
             #expect(restore.map { $0 <= limit } ?? false, "heard back \(String(describing: restore)), limit \(limit)")
-            print("[measure] sandboxed host, \(player), MinimalHost's order: heard back \(String(describing: restore))")
+            print(
+                "[measure] sandboxed host, \(player.rawValue), MinimalHost's order: heard back "
+                    + String(describing: restore))
             try await rig.checkLeftBehind(ducked: false)
         }
 
@@ -99,7 +101,7 @@ extension DaemonTests {
             let after = try meter.toneLevel(
                 samples, frequency: mainTone, frames: window(samples.count / 2 - 4800, 4800))
             print(
-                "[measure] sandbox killed whole while ducked, \(player): "
+                "[measure] sandbox killed whole while ducked, \(player.rawValue): "
                     + String(format: "%+.2f dB from the user's volume 1 s after", after - rig.userLevel)
                     + " (\(samples.count / 2 - mark) frames recorded since)")
             // The limit the AdoptingNodes article documents: nothing is left to give the node back, so it
@@ -183,10 +185,7 @@ extension DaemonTests {
                     "WirePlumber saved \(savedKey) = \(saved[savedKey] ?? -1)")
                 for child in players { HostEndingTests.end(child) }
                 players = [try HostEndingTests.start(player, tone)]
-                try await recorder.waitForTone(mainTone, atLeast: mainLevel - 40, timeout: .seconds(10))
-                try await recorder.record(for: .milliseconds(300))
-                let fresh = try recorder.mainLevelNow()
-                #expect(abs(fresh - userLevel) < 0.5, "a new \(player) started at \(fresh) dBFS")
+                try await HostEndingTests.expectFreshPlayer(player, at: userLevel, recorder: recorder)
             }
 
             func errors() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
