@@ -165,6 +165,20 @@ enum Daemon {
         run("pw-metadata", ["-n", "settings", "0", "clock.force-quantum", "\(frames)"])
     }
 
+    /// Makes a null sink named `name` in the daemon (stereo at 48 kHz, lingering after `pw-cli` exits),
+    /// with `extra` properties; returns its node's id. Destroy it with `pw-cli destroy <id>`.
+    static func createNullSink(named name: String, extra: String = "") throws -> Int {
+        let created = run(
+            "pw-cli",
+            [
+                "create-node", "adapter",
+                "{ factory.name = support.null-audio-sink node.name = \(name) media.class = Audio/Sink "
+                    + "object.linger = true audio.position = [ FL FR ] audio.rate = 48000 \(extra)}",
+            ])
+        try #require(created.status == 0, "pw-cli create-node: \(created.output)")
+        return try #require(nodeID(named: name), "the null sink \(name) did not appear: \(created.output)")
+    }
+
     /// The id of the node whose `node.name` is `name`, from pw-dump.
     static func nodeID(named name: String) -> Int? {
         let output = run("pw-dump", ["-N"]).output

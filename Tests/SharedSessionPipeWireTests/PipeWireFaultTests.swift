@@ -52,15 +52,7 @@ extension DaemonTests {
             }
             let original = try await rig.playMainOnDefaultSink()
             let name = "sharedsession-test-sink"
-            let created = Daemon.run(
-                "pw-cli",
-                [
-                    "create-node", "adapter",
-                    "{ factory.name = support.null-audio-sink node.name = \(name) media.class = Audio/Sink "
-                        + "object.linger = true audio.position = [ FL FR ] audio.rate = 48000 }",
-                ])
-            try #require(created.status == 0, "\(created.output)")
-            let id = try #require(Daemon.nodeID(named: name), "pw-cli create-node: \(created.output)")
+            let id = try Daemon.createNullSink(named: name)
             Daemon.setDefaultSink(name)
             let moved = await rig.events.wait {
                 $0

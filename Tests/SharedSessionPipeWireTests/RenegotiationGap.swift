@@ -20,16 +20,7 @@ final class ReferencePlayer {
     /// otherwise, which would move the graph to 4096 before the test forces it).
     init(seconds: Double) throws {
         // Its session priority is the lowest, so WirePlumber never makes it the default sink.
-        let created = Daemon.run(
-            "pw-cli",
-            [
-                "create-node", "adapter",
-                "{ factory.name = support.null-audio-sink node.name = \(Self.sink) media.class = Audio/Sink "
-                    + "object.linger = true audio.position = [ FL FR ] audio.rate = 48000 "
-                    + "priority.session = 1 priority.driver = 1 }",
-            ])
-        try #require(created.status == 0, "pw-cli create-node: \(created.output)")
-        node = try #require(Daemon.nodeID(named: Self.sink), "the reference's sink did not appear")
+        node = try Daemon.createNullSink(named: Self.sink, extra: "priority.session = 1 priority.driver = 1 ")
         do {
             recorder = try SinkRecorder(sink: Self.sink)
             let file = try Daemon.writeTone(frequency: mainTone, amplitude: 0.5, seconds: seconds)
