@@ -195,8 +195,10 @@ extension DaemonTests.HostEndingTests {
             frame += 240
         }
         let restore = restoredAt.map { Duration.microseconds(Int64(($0 - endedAt) * 1_000_000 / 48_000)) }
-        let level = try recorder.mainLevelNow()
-        #expect(abs(level - userLevel) < 0.5, "the player stayed at \(level) dBFS (the user's: \(userLevel))")
+        let (level, windows) = try recorder.heldMainLevelNow()
+        #expect(
+            abs(level - userLevel) < 0.5,
+            "the player stayed at \(level) dBFS (the user's: \(userLevel)); its last 100 ms by 10 ms: \(windows)")
         #expect(
             restore.map { $0 <= restoreLimit(quantum: quantum) } ?? false,
             "restored \(String(describing: restore)) after the ending at quantum \(quantum)")

@@ -80,6 +80,18 @@ final class SinkRecorder {
         return try meter.toneLevel(samples, frequency: mainTone, frames: window(end - 4800, 4800))
     }
 
+    /// The main tone's level the player holds over the last 100 ms recorded: the median of its ten
+    /// 10 ms windows, with each window's level. A player starved of the CPU for a few cycles (mpv on a
+    /// busy machine) leaves silence in a window or two, which reads the 100 ms whole several dB low;
+    /// a level the player was left at holds in every window.
+    func heldMainLevelNow() throws -> (level: Double, windows: [Double]) {
+        let end = mark()
+        let windows = try (0..<10).map { index in
+            try meter.toneLevel(samples, frequency: mainTone, frames: window(end - 4800 + index * 480, 480))
+        }
+        return (windows.sorted()[5], windows)
+    }
+
     func stop() {
         engine.stopMonitorRecording()
         poll()
