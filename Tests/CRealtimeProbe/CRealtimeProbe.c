@@ -15,19 +15,20 @@
 //   source file outside Locked.swift uses a Mutex directly. A contended Mutex waits through
 //   syscall(SYS_futex), which counts as a system call.
 // - Buffered stdio writes (printf and its kin, fputs, fwrite, Swift's print, swift-log's stream
-//   handler) mostly never reach the kernel: the stdio entry points are wrapped below and each call
-//   counts as a system call (it may flush, and it takes the FILE's lock), so a render path that
-//   logs is caught at its first line, not at the buffer's flush.
+//   handler) mostly never reach the kernel: the stdio entry points are wrapped (CRealtimeProbeStdio.c)
+//   and each call counts as a system call (it may flush, and it takes the FILE's lock), so a render
+//   path that logs is caught at its first line, not at the buffer's flush.
 // - glibc's internal calls (a pthread mutex's futex, eventfd_write's write) do not go through the
 //   symbol table; the public entry points that lead to them are wrapped instead (pthread locks,
 //   eventfd_read/eventfd_write), and CRealtimeProbe_voluntarySwitches sees any wait that blocked.
 #define _GNU_SOURCE
-// The wrappers below define stdio functions that glibc's headers also offer as inline functions in an
-// optimized build (putchar, vprintf): without inlines the headers only declare them.
+// The probe's stdio wrappers (CRealtimeProbeStdio.c) define functions that glibc's headers also offer as
+// inline functions in an optimized build (putchar, vprintf): without inlines the headers only declare
+// them. Every file of the probe includes the headers the same way.
 #ifndef __NO_INLINE__
 #define __NO_INLINE__ 1
 #endif
-#include "CRealtimeProbe.h"
+#include "CRealtimeProbeInternal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -59,40 +60,16 @@ extern void *__libc_realloc(void *, size_t);
 extern void __libc_free(void *);
 extern void *__libc_memalign(size_t, size_t);
 
-typedef struct {
-    _Atomic int64_t allocations, frees, locks, syscalls, callbacks;
-} AtomicCounts;
-
-static __thread int armed __attribute__((tls_model("initial-exec")));
-// An armed thread's counts are its own, so tests measuring on different threads at the same time
-// (Swift Testing runs them in parallel) never add to each other's.
-static __thread CRealtimeProbe_Counts counts __attribute__((tls_model("initial-exec")));
-static __thread const char *last_call __attribute__((tls_model("initial-exec")));
-// The last call of each kind on the armed thread: names the culprit of each counter, not only the
-// latest of all (a broken source that allocates and frees is named by its malloc, not by its free).
-static __thread CRealtimeProbe_LastCalls last_calls __attribute__((tls_model("initial-exec")));
-// Set on a thread between a pw_stream_dequeue_buffer that returned a buffer and its queue_buffer.
-static __thread int in_callback __attribute__((tls_model("initial-exec")));
-static _Atomic(pthread_t) watched;
-static _Atomic int watching;
-static AtomicCounts watched_counts, watched_callback_counts;
-static _Atomic(const char *) watched_last_call;
-
-static inline int is_watched(void) {
-    return atomic_load_explicit(&watching, memory_order_relaxed)
-        && pthread_equal(pthread_self(), atomic_load_explicit(&watched, memory_order_relaxed));
-}
-
-#define COUNT(counter, name) do { \
-        if (armed) { counts.counter += 1; last_call = name; last_calls.counter = name; } \
-        else if (is_watched()) { \
-            atomic_fetch_add_explicit(&watched_counts.counter, 1, memory_order_relaxed); \
-            if (in_callback) { \
-                atomic_fetch_add_explicit(&watched_callback_counts.counter, 1, memory_order_relaxed); \
-                atomic_store_explicit(&watched_last_call, name, memory_order_relaxed); \
-            } \
-        } \
-    } while (0)
+// The probe's state, shared with CRealtimeProbeStdio.c through CRealtimeProbeInternal.h.
+__thread int armed __attribute__((tls_model("initial-exec")));
+__thread CRealtimeProbe_Counts counts __attribute__((tls_model("initial-exec")));
+__thread const char *last_call __attribute__((tls_model("initial-exec")));
+__thread CRealtimeProbe_LastCalls last_calls __attribute__((tls_model("initial-exec")));
+__thread int in_callback __attribute__((tls_model("initial-exec")));
+_Atomic(pthread_t) watched;
+_Atomic int watching;
+AtomicCounts watched_counts, watched_callback_counts;
+_Atomic(const char *) watched_last_call;
 
 void CRealtimeProbe_armCurrentThread(void) { armed = 1; }
 void CRealtimeProbe_disarmCurrentThread(void) { armed = 0; }
@@ -169,12 +146,6 @@ int CRealtimeProbe_isInterposing(void) {
     return counts.allocations > before;
 }
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define CREALTIMEPROBE_SANITIZED 1
-#endif
-#endif
-
 int CRealtimeProbe_isSanitized(void) {
 #ifdef CREALTIMEPROBE_SANITIZED
     return 1;
@@ -209,49 +180,6 @@ int posix_memalign(void **out, size_t alignment, size_t size) {
     *out = p;
     return 0;
 }
-
-// MARK: forwarding to the next definition in lookup order (glibc's, or libpipewire's)
-
-// The next definition is looked up on first use (dlsym may allocate, so a first call inside a
-// counted window would count that too) and again by the constructor below, before any test runs.
-#define NEXT(ret, name, params) \
-    static ret (*next_##name) params; \
-    static ret (*resolve_##name(void)) params { \
-        ret (*f) params = __atomic_load_n(&next_##name, __ATOMIC_RELAXED); \
-        if (!f) { \
-            f = (ret (*) params)dlsym(RTLD_NEXT, #name); \
-            __atomic_store_n(&next_##name, f, __ATOMIC_RELAXED); \
-        } \
-        return f; \
-    }
-
-// The condition variables have two versions in glibc; an unversioned dlsym may find the old one, so
-// these ask for the current one by name.
-#define NEXT_VERSIONED(ret, name, params, version) \
-    static ret (*next_##name) params; \
-    static ret (*resolve_##name(void)) params { \
-        ret (*f) params = __atomic_load_n(&next_##name, __ATOMIC_RELAXED); \
-        if (!f) { \
-            f = (ret (*) params)dlvsym(RTLD_NEXT, #name, version); \
-            if (!f) f = (ret (*) params)dlsym(RTLD_NEXT, #name); \
-            __atomic_store_n(&next_##name, f, __ATOMIC_RELAXED); \
-        } \
-        return f; \
-    }
-
-#define FORWARD_VERSIONED(counter, ret, name, params, args, version) \
-    NEXT_VERSIONED(ret, name, params, version) \
-    ret name params { \
-        COUNT(counter, #name); \
-        return resolve_##name() args; \
-    }
-
-#define FORWARD(counter, ret, name, params, args) \
-    NEXT(ret, name, params) \
-    ret name params { \
-        COUNT(counter, #name); \
-        return resolve_##name() args; \
-    }
 
 // MARK: locks
 
@@ -352,106 +280,6 @@ int openat(int dir, const char *path, int flags, ...) {
     return resolve_openat()(dir, path, flags, mode);
 }
 
-// MARK: buffered stdio writes: counted as system calls (each may flush with write(2), and each takes
-// the FILE's lock), so a log line on the render path is seen even when the buffer absorbs it
-
-NEXT(int, vfprintf, (FILE *, const char *, va_list))
-NEXT(int, vdprintf, (int, const char *, va_list))
-NEXT(int, __vfprintf_chk, (FILE *, int, const char *, va_list))
-NEXT(int, __vdprintf_chk, (int, int, const char *, va_list))
-
-int vfprintf(FILE *f, const char *format, va_list ap) {
-    COUNT(syscalls, "vfprintf");
-    return resolve_vfprintf()(f, format, ap);
-}
-int vprintf(const char *format, va_list ap) {
-    COUNT(syscalls, "vprintf");
-    return resolve_vfprintf()(stdout, format, ap);
-}
-int vdprintf(int fd, const char *format, va_list ap) {
-    COUNT(syscalls, "vdprintf");
-    return resolve_vdprintf()(fd, format, ap);
-}
-int printf(const char *format, ...) {
-    COUNT(syscalls, "printf");
-    va_list ap;
-    va_start(ap, format);
-    int result = resolve_vfprintf()(stdout, format, ap);
-    va_end(ap);
-    return result;
-}
-int fprintf(FILE *f, const char *format, ...) {
-    COUNT(syscalls, "fprintf");
-    va_list ap;
-    va_start(ap, format);
-    int result = resolve_vfprintf()(f, format, ap);
-    va_end(ap);
-    return result;
-}
-int dprintf(int fd, const char *format, ...) {
-    COUNT(syscalls, "dprintf");
-    va_list ap;
-    va_start(ap, format);
-    int result = resolve_vdprintf()(fd, format, ap);
-    va_end(ap);
-    return result;
-}
-// What code built with _FORTIFY_SOURCE (Debian's libraries) calls instead of the printf family.
-int __vfprintf_chk(FILE *f, int flag, const char *format, va_list ap) {
-    COUNT(syscalls, "__vfprintf_chk");
-    return resolve___vfprintf_chk()(f, flag, format, ap);
-}
-int __vprintf_chk(int flag, const char *format, va_list ap) {
-    COUNT(syscalls, "__vprintf_chk");
-    return resolve___vfprintf_chk()(stdout, flag, format, ap);
-}
-int __vdprintf_chk(int fd, int flag, const char *format, va_list ap) {
-    COUNT(syscalls, "__vdprintf_chk");
-    return resolve___vdprintf_chk()(fd, flag, format, ap);
-}
-int __printf_chk(int flag, const char *format, ...) {
-    COUNT(syscalls, "__printf_chk");
-    va_list ap;
-    va_start(ap, format);
-    int result = resolve___vfprintf_chk()(stdout, flag, format, ap);
-    va_end(ap);
-    return result;
-}
-int __fprintf_chk(FILE *f, int flag, const char *format, ...) {
-    COUNT(syscalls, "__fprintf_chk");
-    va_list ap;
-    va_start(ap, format);
-    int result = resolve___vfprintf_chk()(f, flag, format, ap);
-    va_end(ap);
-    return result;
-}
-int __dprintf_chk(int fd, int flag, const char *format, ...) {
-    COUNT(syscalls, "__dprintf_chk");
-    va_list ap;
-    va_start(ap, format);
-    int result = resolve___vdprintf_chk()(fd, flag, format, ap);
-    va_end(ap);
-    return result;
-}
-
-FORWARD(syscalls, size_t, fwrite, (const void *p, size_t size, size_t n, FILE *f), (p, size, n, f))
-FORWARD(syscalls, size_t, fwrite_unlocked, (const void *p, size_t size, size_t n, FILE *f), (p, size, n, f))
-FORWARD(syscalls, int, fputs, (const char *text, FILE *f), (text, f))
-FORWARD(syscalls, int, fputs_unlocked, (const char *text, FILE *f), (text, f))
-FORWARD(syscalls, int, fputc, (int c, FILE *f), (c, f))
-FORWARD(syscalls, int, putc, (int c, FILE *f), (c, f))
-FORWARD(syscalls, int, putchar, (int c), (c))
-FORWARD(syscalls, int, puts, (const char *text), (text))
-FORWARD(syscalls, int, fflush, (FILE *f), (f))
-FORWARD(syscalls, int, fflush_unlocked, (FILE *f), (f))
-// The FILE's lock: Swift's print takes stdout's with flockfile around its writes.
-NEXT(void, flockfile, (FILE *))
-void flockfile(FILE *f) {
-    COUNT(locks, "flockfile");
-    resolve_flockfile()(f);
-}
-FORWARD(locks, int, ftrylockfile, (FILE *f), (f))
-
 // MARK: the process-callback window on the watched thread (libpipewire's stream buffer calls)
 
 struct pw_stream;
@@ -526,22 +354,6 @@ __attribute__((constructor)) static void resolve_all(void) {
     resolve_ioctl();
     resolve_open();
     resolve_openat();
-    resolve_vfprintf();
-    resolve_vdprintf();
-    resolve___vfprintf_chk();
-    resolve___vdprintf_chk();
-    resolve_fwrite();
-    resolve_fwrite_unlocked();
-    resolve_fputs();
-    resolve_fputs_unlocked();
-    resolve_fputc();
-    resolve_putc();
-    resolve_putchar();
-    resolve_puts();
-    resolve_fflush();
-    resolve_fflush_unlocked();
-    resolve_flockfile();
-    resolve_ftrylockfile();
     resolve_pw_stream_dequeue_buffer();
     resolve_pw_stream_queue_buffer();
 }

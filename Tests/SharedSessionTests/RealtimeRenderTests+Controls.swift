@@ -83,9 +83,10 @@ extension RealtimeRenderTests {
 
     @Test("every function the probe wraps has a positive control")
     func everyWrapperHasAControl() throws {
-        let source = try String(
-            contentsOf: Self.repositoryRoot.appendingPathComponent("Tests/CRealtimeProbe/CRealtimeProbe.c"),
-            encoding: .utf8)
+        let source = try ["CRealtimeProbe.c", "CRealtimeProbeStdio.c"].map {
+            try String(
+                contentsOf: Self.repositoryRoot.appendingPathComponent("Tests/CRealtimeProbe/\($0)"), encoding: .utf8)
+        }.joined(separator: "\n")
         var wrapped = Set<String>()
         for line in source.split(separator: "\n") {
             // FORWARD(counter, type, name, ...) and FORWARD_VERSIONED(...): the macro-made wrappers.
