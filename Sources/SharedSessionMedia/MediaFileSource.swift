@@ -302,7 +302,11 @@ public final class MediaFileSource: AudioSource, @unchecked Sendable {
     public func waitUntilReady(frames: Int, timeout: Duration) throws(SessionError) {
         let shared = self.shared
         guard shared.playing.load(ordering: .acquiring) else { return }
-        let needed = min(max(frames, 1), shared.ring.capacity - shared.reserveFrames)
+        var needed = min(max(frames, 1), shared.ring.capacity - shared.reserveFrames)
+        if shared.startedSeek.load(ordering: .acquiring) != shared.seekRequest.load(ordering: .acquiring) {
+            // The render side starts a seek's audio with a reserve's worth of it (or all there is).
+            needed = max(needed, shared.reserveFrames)
+        }
         let readable = { () -> Int? in
             // nil until the decoder has taken up the latest seek; then the frames of its audio. A full
             // ring (stale audio before a seek the render side has yet to drop) is all there can be.

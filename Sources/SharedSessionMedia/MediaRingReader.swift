@@ -117,6 +117,13 @@ final class MediaRingReader {
             if !audible {
                 limit = min(limit, declicker.framesToFadeOut)
             }
+            if awaitingSeekData, audible, !seekAudioReady(available: available) {
+                // A seek's audio starts with a reserve's worth in the ring: an engine may ask for a
+                // whole quantum in several calls in a row, faster than the decoder writes its chunks.
+                declicker.writeSilence(buffer + done &* 2, frames: frames &- done)
+                done = frames
+                break
+            }
             let count = min(limit, available)
             if count > 0 {
                 let output = buffer + done &* 2
@@ -128,7 +135,10 @@ final class MediaRingReader {
                 consumed &+= got
                 mediaPosition &+= got
                 done &+= got
-                awaitingSeekData = false
+                if awaitingSeekData {
+                    awaitingSeekData = false
+                    shared.startedSeek.store(serial, ordering: .releasing)
+                }
                 continue
             }
             // The ring is dry.
@@ -162,6 +172,13 @@ final class MediaRingReader {
         shared.renderConsumed.store(consumed, ordering: .releasing)
         shared.renderSeek.store(serial, ordering: .releasing)
         return done
+    }
+
+    /// Whether a seek's audio may start: a reserve's worth of it is in the ring (see
+    /// ``PlaybackShared/reserveFrames``), or the decoder has reached the end at this serial.
+    @inline(__always)
+    private func seekAudioReady(available: Int) -> Bool {
+        available >= shared.reserveFrames || shared.decoderFinished.load(ordering: .acquiring)
     }
 
     /// Looks for the start marker of the latest seek, dropping the markers of older serials on the

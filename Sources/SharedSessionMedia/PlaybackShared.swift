@@ -53,6 +53,8 @@ final class PlaybackShared: Sendable {
     let endHeard = Atomic<Int>(-1)
     /// The ring index after the last frame the render side read or dropped.
     let renderConsumed = Atomic<Int>(0)
+    /// The latest seek whose first frames the render side has played (0: the start).
+    let startedSeek = Atomic<Int>(0)
     /// The latest seek whose first frames are in the heard timeline (0: the start).
     let timelineSeek = Atomic<Int>(0)
     /// Whether an engine has told the render side when its frames are heard.
@@ -62,7 +64,10 @@ final class PlaybackShared: Sendable {
     let loopsHeard = Atomic<Int>(0)
     let endsHeard = Atomic<Int>(0)
 
-    /// Frames of the ring the decoder leaves free in steady playback, for a seek's first frames.
+    /// Frames of the ring the decoder leaves free in steady playback, for a seek's first frames. A
+    /// seek's audio starts once this much of it is in the ring (or all there is): 171 ms of the
+    /// default ring, two cycles at a quantum of 4096, which an engine may ask for in several render
+    /// calls in a row, faster than the decoder writes its chunks.
     let reserveFrames: Int
     /// The fill at which a playing source's decoder wakes to top the ring up: 5/8 of the ring, so it
     /// wakes after an eighth of the ring (85 ms of the default ring) has played, and a wake-up late by

@@ -247,7 +247,7 @@ struct PlaybackTests {
         let path = try MediaFiles.tone("starve.flac", seconds: 10, codec: ["-c:a", "flac"])
         let source = try MediaFileSource(path: path, bufferFrames: 4096, startsPlaying: true)
         let recorder = EventRecorder(source)
-        source.setDecodeDelayForTesting(.milliseconds(5))
+        source.setDecodeDelayForTesting(.milliseconds(2))
         // Faster than real time, without waiting for the decoder: the ring runs dry.
         var output: [Float] = []
         var buffer = [Float](repeating: 0, count: 2048)
@@ -341,6 +341,59 @@ struct PlaybackTests {
         print("real-time seek: \(rendered) frames after the seek, \(source.underrunCount) underruns")
         #expect(source.underrunCount == 0)
         #expect(source.clock >= .milliseconds(1500))
+    }
+
+    @Test("a seek's audio starts with enough in the ring for a 4096-frame quantum asked for in four calls in a row")
+    func seekStartsWithAQuantumBuffered() throws {
+        let path = try MediaFiles.tone("seek-quantum.wav", seconds: 4, codec: ["-c:a", "pcm_s16le"])
+        let source = try MediaFileSource(path: path, startsPlaying: true)
+        try source.waitUntilReady(frames: source.bufferFrames, timeout: .seconds(10))
+        // A decoder that sleeps 2 ms before each packet while the seek starts, so its 2048-frame chunks
+        // come tens of milliseconds apart: PipeWire at a quantum of 4096 asks a stream for 4096 frames
+        // in 1024-frame calls in a row, faster than any decoder writes.
+        source.setDecodeDelayForTesting(.milliseconds(2))
+        try source.seek(to: .seconds(1))
+        let quantum = 4096
+        let call = 1024
+        var buffer = [Float](repeating: 0, count: quantum * 2)
+        func cycle() -> [Float] {
+            for offset in stride(from: 0, to: quantum, by: call) {
+                _ = buffer.withUnsafeMutableBufferPointer {
+                    source.render(into: $0.baseAddress! + offset * 2, frames: call)
+                }
+            }
+            return buffer
+        }
+        // Cycles every 2 ms until the seek's audio starts: one comes right after the decoder's first
+        // chunk, whatever the machine's load.
+        var waited = 0
+        while source.clock == .seconds(1), waited < 2_000 {
+            _ = cycle()
+            Thread.sleep(forTimeInterval: 0.002)
+            waited += 1
+        }
+        #expect(source.clock > .seconds(1), "the seek's audio never started")
+        source.setDecodeDelayForTesting(.zero)
+        // Then one cycle every 85.3 ms, as the sound server runs that quantum, for a second.
+        var heard = buffer
+        let clock = ContinuousClock()
+        let start = clock.now
+        for index in 1...12 {
+            let due = start.advanced(by: .nanoseconds(Int64(index * quantum) * 1_000_000_000 / 48_000))
+            if clock.now < due {
+                Thread.sleep(forTimeInterval: Double((due - clock.now).components.attoseconds) * 1e-18)
+            }
+            heard += cycle()
+        }
+        print("seek at a 4096 quantum: \(waited) cycles of silence, \(source.underrunCount) underruns")
+        #expect(source.underrunCount == 0)
+        // After the cycle the seek started in (its fade-in), the tone with no gap: every 256 frames
+        // (2.3 periods of 440 Hz) reach its peak, 0.125.
+        let left = Listen.channel(heard, 0)
+        let gaps = stride(from: quantum, to: left.count, by: 256).filter { offset in
+            left[offset..<offset + 256].map(abs).max()! < 0.12
+        }
+        #expect(gaps.isEmpty, "frames where the tone is missing: \(gaps)")
     }
 
     @Test("a seek past the end ends the stream, or loops to the start when looping")
