@@ -45,7 +45,7 @@ extension EngineCore {
             for id in bus.memberIDs { delivery.emit(.streamFault(stream: id, reason: fault)) }
         }
         guard node.health.shouldRelink(at: now) else { return }
-        logger.info("\(node.name) did not start within \(StreamHealth.relinkAfter); making its node again")
+        logger.info("\(node.name) \(node.health.relinkReason); making its node again")
         destroyBusNode()
         do {
             let made = try factory.bus(core: core, bus: bus, observer: self)

@@ -313,9 +313,9 @@ final class EngineCore {
         reschedule()
     }
 
-    /// Makes a stream's node again: it never started (see ``StreamHealth/relinkAfter``).
+    /// Makes a stream's node again: it never started (see ``StreamHealth/shouldRelink(at:)``).
     private func relink(_ id: StreamID, after node: PipeWireStream, at now: ContinuousClock.Instant) {
-        logger.info("\(node.name) did not start within \(StreamHealth.relinkAfter); making its node again")
+        logger.info("\(node.name) \(node.health.relinkReason); making its node again")
         node.destroy()
         streams[id]?.node = nil
         do {

@@ -166,6 +166,39 @@ extension PipeWirePolicyTests {
     }
 }
 
+extension PipeWirePolicyTests {
+    @Test(
+        "stream health: a node the server put in error is made again 250 ms later, then 0.5, 1 and 2 s, then 3 s after it was made; the error reported once"
+    )
+    func relinksAfterAnError() throws {
+        var health = StreamHealth(connectedAt: Self.t0)
+        var now = Self.t0 + .milliseconds(100)
+        var reports: [StreamHealth.Report?] = []
+        var waited: [Duration] = []
+        for _ in 0..<6 {
+            reports.append(
+                health.changed(from: .connecting, to: .error, error: "no node available", connectionBroken: false, at: now))
+            let due = try #require(health.nextDeadline)
+            #expect(!health.shouldRelink(at: due - .milliseconds(1)))
+            #expect(health.shouldRelink(at: due))
+            waited.append(due - now)
+            now = due
+            health = health.relinked(at: now)
+            now += .milliseconds(10)
+        }
+        // Capped by the 3 s after the node was made, 10 ms before its error.
+        #expect(
+            waited == [250, 500, 1000, 2000, 2990, 2990].map { Duration.milliseconds($0) }, "waited \(waited)")
+        #expect(reports.first == .fault("the server reported an error: no node available"))
+        #expect(reports.dropFirst().allSatisfy { $0 == nil }, "reported once: \(reports)")
+        // Once a node plays, a later error is reported again, and never brings a relink.
+        _ = health.changed(from: .paused, to: .streaming, error: nil, connectionBroken: false, at: now)
+        let later = health.changed(from: .streaming, to: .error, error: "gone", connectionBroken: false, at: now)
+        #expect(later == .fault("the server reported an error: gone"))
+        #expect(!health.shouldRelink(at: now + .seconds(10)))
+    }
+}
+
 /// What the engine's one timer waits for: each deadline the policies name, and none when nothing is due.
 extension PipeWirePolicyTests {
     @Test("stream health: the timer waits for the relink at 3 s, then the fault's deadline; nothing once started")

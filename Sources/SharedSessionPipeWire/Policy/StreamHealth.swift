@@ -44,6 +44,13 @@ struct StreamHealth: Sendable, Hashable {
     static let relinkAfter = streamingDeadline
     /// How many times a stream's node is made again before the engine gives up on it.
     static let maximumRelinks = 10
+    /// How long after the server put a node into its error state (after a daemon restart, "no node
+    /// available" while the session manager has no sink yet) it is made again: it will never start as
+    /// it is. Doubled for each node made again since the last that started, up to ``relinkAfter``; a
+    /// restart is heard again within this of the session manager's sink appearing, not 3 s later.
+    static func relinkAfterError(relinks: Int) -> Duration {
+        min(relinkAfter, .milliseconds(250) * (1 << min(relinks, 4)))
+    }
 
     /// When this node connected.
     let connectedAt: ContinuousClock.Instant
@@ -53,27 +60,48 @@ struct StreamHealth: Sendable, Hashable {
     let relinks: Int
     private(set) var reachedStreaming = false
     private var faultReported = false
+    /// When the server put the node into its error state, while it has not started since.
+    private var erroredAt: ContinuousClock.Instant?
+    /// Whether an error was reported since the stream last played (carried to the nodes made again).
+    private var errorReported = false
     /// When the server paused the stream, while it has not played again nor been reported.
     private(set) var pausedAt: ContinuousClock.Instant?
 
     init(connectedAt: ContinuousClock.Instant) {
-        self.init(connectedAt: connectedAt, firstConnectedAt: connectedAt, relinks: 0, faultReported: false)
+        self.init(
+            connectedAt: connectedAt, firstConnectedAt: connectedAt, relinks: 0, faultReported: false,
+            errorReported: false)
     }
 
     private init(
         connectedAt: ContinuousClock.Instant, firstConnectedAt: ContinuousClock.Instant, relinks: Int,
-        faultReported: Bool
+        faultReported: Bool, errorReported: Bool
     ) {
         self.connectedAt = connectedAt
         self.firstConnectedAt = firstConnectedAt
         self.relinks = relinks
         self.faultReported = faultReported
+        self.errorReported = errorReported
     }
 
-    /// Whether the node should be made again at `now`: it has not started within ``relinkAfter`` and
-    /// the stream has relinks left.
+    /// Whether the node should be made again at `now`: it has not started within ``relinkAfter``, or
+    /// within ``relinkAfterError(relinks:)`` of the server's error, and the stream has relinks left.
     func shouldRelink(at now: ContinuousClock.Instant) -> Bool {
-        !reachedStreaming && relinks < Self.maximumRelinks && now - connectedAt >= Self.relinkAfter
+        guard !reachedStreaming, relinks < Self.maximumRelinks, let due = relinkDue else { return false }
+        return now >= due
+    }
+
+    /// Why the node is made again, for the log.
+    var relinkReason: String {
+        erroredAt == nil ? "did not start within \(Self.relinkAfter)" : "was put in its error state by the server"
+    }
+
+    /// When the node is to be made again, if it does not start.
+    private var relinkDue: ContinuousClock.Instant? {
+        guard relinks < Self.maximumRelinks else { return nil }
+        let due = connectedAt + Self.relinkAfter
+        guard let erroredAt else { return due }
+        return min(due, erroredAt + Self.relinkAfterError(relinks: relinks))
     }
 
     /// The next instant at which ``check(at:)`` or ``shouldRelink(at:)`` has something new to say: the
@@ -82,7 +110,7 @@ struct StreamHealth: Sendable, Hashable {
     var nextDeadline: ContinuousClock.Instant? {
         if let pausedAt { return pausedAt + Self.renegotiationGrace + .milliseconds(1) }
         guard !reachedStreaming else { return nil }
-        let relink = relinks < Self.maximumRelinks ? connectedAt + Self.relinkAfter : nil
+        let relink = relinkDue
         // check(at:) reports only once the deadline has strictly passed.
         let fault = faultReported ? nil : firstConnectedAt + Self.streamingDeadline + .milliseconds(1)
         return [relink, fault].compactMap { $0 }.min()
@@ -91,7 +119,8 @@ struct StreamHealth: Sendable, Hashable {
     /// The health of the node made again at `now` in place of this one.
     func relinked(at now: ContinuousClock.Instant) -> StreamHealth {
         StreamHealth(
-            connectedAt: now, firstConnectedAt: firstConnectedAt, relinks: relinks + 1, faultReported: faultReported)
+            connectedAt: now, firstConnectedAt: firstConnectedAt, relinks: relinks + 1, faultReported: faultReported,
+            errorReported: errorReported)
     }
 
     /// The stream's state changed at `now`; returns what to report, if anything. `connectionBroken` is
@@ -107,11 +136,17 @@ struct StreamHealth: Sendable, Hashable {
         case .streaming:
             reachedStreaming = true
             faultReported = false
+            errorReported = false
+            erroredAt = nil
             if let paused { return .renegotiated(paused: now - paused) }
         case .paused where old == .streaming && !connectionBroken:
             pausedAt = now
         case .error:
+            if !reachedStreaming { erroredAt = now }
             faultReported = true
+            // Once until the stream plays again: its nodes made again after an error may err again.
+            guard !errorReported else { return nil }
+            errorReported = true
             return .fault("the server reported an error: \(error ?? "unknown")")
         default:
             break
