@@ -176,8 +176,9 @@ extension PipeWirePolicyTests {
         var reports: [StreamHealth.Report?] = []
         var waited: [Duration] = []
         for _ in 0..<6 {
-            reports.append(
-                health.changed(from: .connecting, to: .error, error: "no node available", connectionBroken: false, at: now))
+            let report = health.changed(
+                from: .connecting, to: .error, error: "no node available", connectionBroken: false, at: now)
+            reports.append(report)
             let due = try #require(health.nextDeadline)
             #expect(!health.shouldRelink(at: due - .milliseconds(1)))
             #expect(health.shouldRelink(at: due))
