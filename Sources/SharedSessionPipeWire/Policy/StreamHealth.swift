@@ -46,8 +46,7 @@ struct StreamHealth: Sendable, Hashable {
     static let maximumRelinks = 10
     /// How long after the server put a node into its error state (after a daemon restart, "no node
     /// available" while the session manager has no sink yet) it is made again: it will never start as
-    /// it is. Doubled for each node made again since the last that started, up to ``relinkAfter``; a
-    /// restart is heard again within this of the session manager's sink appearing, not 3 s later.
+    /// it is. Doubled for each node made again since the last that started, up to ``relinkAfter``.
     static func relinkAfterError(relinks: Int) -> Duration {
         min(relinkAfter, .milliseconds(250) * (1 << min(relinks, 4)))
     }
@@ -87,7 +86,7 @@ struct StreamHealth: Sendable, Hashable {
     /// Whether the node should be made again at `now`: it has not started within ``relinkAfter``, or
     /// within ``relinkAfterError(relinks:)`` of the server's error, and the stream has relinks left.
     func shouldRelink(at now: ContinuousClock.Instant) -> Bool {
-        guard !reachedStreaming, relinks < Self.maximumRelinks, let due = relinkDue else { return false }
+        guard !reachedStreaming, let due = relinkDue else { return false }
         return now >= due
     }
 
