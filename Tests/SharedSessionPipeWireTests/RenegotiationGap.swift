@@ -71,3 +71,11 @@ func longestGap(_ samples: [Float], frequency: Double, level: Double, frames: Ra
     }
     return longest == 0 ? 0 : meter.milliseconds(frames: (longest + 1) * hop)
 }
+
+/// The longest gap a renegotiation on PipeWire 1.x may leave in a stream, ours or `pw-play`'s: one
+/// cycle of the new quantum, which the server may start while the stream is paused and then never call
+/// the stream in, plus 2.5 ms (the 1.5 ms the pause itself was measured to cost beside it, and the
+/// 2 ms windows' reach). Which stream loses that cycle depends on where the cycle starts against its
+/// pause: in 65 runs on 1.4.2, ours lost it in 3 and pw-play's in 1, each time beside a 0-1.5 ms gap in
+/// the other; a trace of our process callbacks showed the graph had started the cycle during the pause.
+func renegotiationGapLimit(quantum: Int) -> Double { meter.milliseconds(frames: quantum) + 2.5 }
