@@ -162,8 +162,13 @@ struct LoudnessDuckCompositionTests {
     func loudnessUnderFixedDuck(movieName: String) throws {
         let movie = try Self.movie(movieName)
         let voice = try Self.material.get().voice
-        // Margin 15: the loudness duck asks about 24 dB down, under the fixed −20 dB.
-        let reference = Scene.blocks(try Scene.render(movie: movie, voice: voice, margin: 15))
+        // Margin 15: the loudness duck asks about 24 dB down, under the fixed −20 dB. Its own level is the
+        // same duck taken at the same moment with no fixed duck: its meters start when it is taken, so a
+        // duck taken at the start would have heard 8 s more of the voice.
+        let reference = Scene.blocks(
+            try Scene.render(
+                movie: movie, voice: voice, margin: 15, actions: [(8 * Self.rate, .takeLoudnessDuck)],
+                loudnessAtStart: false))
         let rendered = try Scene.render(
             movie: movie, voice: voice, margin: 15,
             actions: [(0, .takeFixedDuck), (8 * Self.rate, .takeLoudnessDuck)], loudnessAtStart: false)
@@ -184,5 +189,27 @@ struct LoudnessDuckCompositionTests {
                 + "from the target"
         )
         #expect(held.allSatisfy { abs($0) <= 1 })
+        // And the voice is never more than 3 LU under its margin, as FFmpeg hears it over the movie, from
+        // 3 s after the duck was taken (measured: 13.2 at worst, the voice's own figure still young).
+        let differences = try Scene.differences(rendered, seconds: 11..<24)
+        print("[measure] loudness duck under a fixed duck, \(movieName): voice − movie \(differences) LU (margin 15)")
+        #expect(differences.allSatisfy { $0 >= 12 }, "\(differences)")
+    }
+
+    @Test("a loudness duck released while the voice still speaks brings the movie back along its release")
+    func releasedWhileSpeaking() throws {
+        let movie = try Self.movie("chords")
+        let voice = try Self.material.get().voice
+        let rendered = try Scene.render(
+            movie: movie, voice: voice, margin: 15, actions: [(12 * Self.rate, .releaseLoudnessDuck)])
+        let heard = Scene.blocks(rendered)
+        let before = heard[1150..<1200].reduce(0, +) / 50
+        let back = (1200..<2400).first { heard[$0] > -0.5 } ?? 2400
+        print(
+            "[measure] loudness duck released while speaking: from \(before) dB back within 0.5 dB of 0 in "
+                + "\(Double(back - 1200) * 10) ms")
+        // Along the voice-activity release, not the loudness duck's slow follow (measured: 380 ms).
+        #expect(before < -15, "the duck was not down: \(before) dB")
+        #expect(back <= 1200 + 100, "back \(Double(back - 1200) * 10) ms after the release")
     }
 }

@@ -15,6 +15,7 @@ struct LoudnessDuckScene {
         case takeFixedDuck
         case releaseFixedDuck
         case takeLoudnessDuck
+        case releaseLoudnessDuck
     }
 
     struct Rendered {
@@ -72,6 +73,9 @@ struct LoudnessDuckScene {
                     fixed?.release()
                     fixed = nil
                 case .takeLoudnessDuck: loudness = try session.duck(request)
+                case .releaseLoudnessDuck:
+                    loudness?.release()
+                    loudness = nil
                 }
             }
             let until = pending.first.map { min($0.frame, frames) } ?? frames

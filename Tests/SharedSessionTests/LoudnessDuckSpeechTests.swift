@@ -174,13 +174,10 @@ struct LoudnessDuckSpeechTests {
                     // Half the host's volume for 8 s of the 18 measured: the movie 6 dB further down.
                     #expect(figures.median >= Double(margin) - 1, "\(material): \(figures)")
                 }
-                // On steady material, and with a louder speaker after a quieter one, the movie never rises
-                // by more than 1 dB within 2 s while someone speaks (measured: 0.53 dB at most). Music that
-                // drifts is still followed up (a limit in the article).
-                if material != .drifting {
-                    #expect(figures.worstRise <= 1, "\(scene), \(material): \(figures)")
-                    #expect(figures.risesPerMinute == 0, "\(scene), \(material): \(figures)")
-                }
+                // On steady material, on music that drifts ±2 dB over 9 s, and with a louder speaker after
+                // a quieter one, the movie never rises by more than 1 dB within 2 s while someone speaks.
+                #expect(figures.worstRise <= 1, "\(scene), \(material): \(figures)")
+                #expect(figures.risesPerMinute == 0, "\(scene), \(material): \(figures)")
                 if material.isTwoSpeakers {
                     // The quieter speaker is held within 1 LU of the margin from 3 s into their turn.
                     #expect(figures.turnLow >= Double(margin) - 1, "\(scene): \(figures)")

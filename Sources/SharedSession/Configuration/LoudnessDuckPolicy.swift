@@ -12,8 +12,14 @@
 ///
 /// Each 100 ms the level the margin asks for, `followed − margin − main`, is bounded to
 /// ``deepest``...``shallowest`` (and to the unit's deepest level, ``UnitLimits/deepestDuckLevel``);
-/// the level heard moves toward it at ``deepeningRate`` or ``lighteningRate``, once it is more than
-/// ``tolerance`` away. The level is a ceiling relative to the source at the host's full volume, scaled
+/// the level heard moves toward it once it is more than ``tolerance`` away. Small moves go at 0.4 dB a
+/// second, both ways: music whose level drifts, a voice a little louder or quieter, move the movie at
+/// most 0.8 dB within 2 s, heard as its own swell rather than the duck pumping. It moves at
+/// ``deepeningRate`` once the level asked is more than 2.5 dB deeper (the movie got louder, a quieter
+/// speaker: the voice is losing its margin), and at ``lighteningRate`` once it is more than 5 dB
+/// lighter or the movie's last second is 3 LU under its window (the movie stepped down to a quiet
+/// passage), until it gets there; and at the policy's rates while the window first fills. With the ``Window/momentary`` window every move is
+/// at the policy's rates. The level is a ceiling relative to the source at the host's full volume, scaled
 /// by the host's volume; the lower of it and the main stream's own gain (the host's volume and the
 /// fixed ducks) is heard, so the ducks never compound and the host's volume turned down is heard at
 /// once. While the followed stream is quiet the duck releases as a voice-activity duck

@@ -25,6 +25,7 @@ final class LoudnessFollower: @unchecked Sendable {
     private let shallowestBits = Atomic<UInt32>(Float(0).bitPattern)
     private let deepenBits = Atomic<UInt32>(Float(20).bitPattern)
     private let lightenBits = Atomic<UInt32>(Float(6).bitPattern)
+    private let driftBits = Atomic<UInt32>(Float(0).bitPattern)
     private let toleranceBits = Atomic<UInt32>(Float(0.5).bitPattern)
     private let volumeBits = Atomic<UInt32>(Float(1).bitPattern)
 
@@ -51,11 +52,23 @@ final class LoudnessFollower: @unchecked Sendable {
     private var shallowest: Float = 0
     private var deepenPerFrame: Float = 0
     private var lightenPerFrame: Float = 0
+    private var driftPerFrame: Float = 0
     private var tolerance: Float = 0.5
     /// The level in dB under the source at full volume: heard now, and the bounded one asked for.
     private var levelNow: Float = 0
     private var levelAsked: Float = 0
     private var levelMoving = false
+    /// The level asked was more than ``driftBand`` under the level heard, or ``lighteningBand`` over
+    /// it: the level moves at the policy's rates until it gets there, not at ``driftRate``.
+    private var levelCatchingUp = false
+    /// The main's loudness window was not yet full at the last step: the level asked moves as it
+    /// fills, and is followed at the policy's rates until the level gets there once the window is full.
+    private var warming = false
+    private var windowFull = false
+    /// Steps (100 ms) left in which the level rises at the policy's rate after a rise beyond
+    /// ``lighteningBand``: a movie that stepped down is measured over a whole window, and the level
+    /// asked keeps rising until the window holds only the quieter part.
+    private var lighteningSteps = 0
     /// Set when the duck starts: its first level asked is reached over ``startDuration`` (as a fixed
     /// duck's fade), not at the policy's rate, so a duck taken under a fixed one or at a first word
     /// needs no climb down of a second or more. `startStep`: dB a frame while it gets there (0: none).
@@ -84,6 +97,28 @@ final class LoudnessFollower: @unchecked Sendable {
     /// its last 10 s for the level to be set from the 2 s: a quieter speaker, not a quieter phrase.
     static let quieterSpeaker: Float = 1.5
 
+    /// How fast, in dB per second, the level follows the level asked while the two are within
+    /// ``driftBand`` of each other, both ways: music whose level drifts, or a voice a little louder or
+    /// quieter, moves the movie at most 0.8 dB within 2 s, heard as the movie's own swell.
+    static let driftRate: Float = 0.4
+
+    /// How far, in dB, the level asked may be from the level heard before the level moves at the
+    /// policy's rates (``LoudnessDuckPolicy/deepeningRate``, ``LoudnessDuckPolicy/lighteningRate``)
+    /// until it gets there: more than the ±1.7 LU by which the short-term loudness of music drifting
+    /// ±2 dB over 9 s moves, so a drift never does; a step of the movie, a quieter speaker and a duck's
+    /// start always do.
+    static let driftBand: Float = 2.5
+
+    /// How far, in dB, the level asked may be above the level heard before the level rises at
+    /// ``LoudnessDuckPolicy/lighteningRate``: a movie that got quieter by more than this is a step of
+    /// the movie, not a drift.
+    static let lighteningBand: Float = 5
+
+    /// How many LU the movie's last second (``stepDetectionSteps``) must be under its window for the
+    /// movie to have stepped down: drifting music's last second stays within about 1 LU of its 3 s.
+    static let stepDown: Float = 3
+    static let stepDetectionSteps = 10
+
     /// How long a duck takes to reach the first level it asks.
     static let startDuration: Duration = .milliseconds(150)
 
@@ -107,6 +142,9 @@ final class LoudnessFollower: @unchecked Sendable {
         shallowestBits.store(policy.shallowest.bitPattern, ordering: .relaxed)
         deepenBits.store((policy.deepeningRate / rate).bitPattern, ordering: .relaxed)
         lightenBits.store((policy.lighteningRate / rate).bitPattern, ordering: .relaxed)
+        // The momentary window is asked for to follow the movie closely: every move at the policy's rates.
+        let drift = policy.window == .momentary ? Float.infinity : Self.driftRate / rate
+        driftBits.store(drift.bitPattern, ordering: .relaxed)
         toleranceBits.store(policy.tolerance.bitPattern, ordering: .relaxed)
         volumeBits.store(max(0, following.volume).bitPattern, ordering: .relaxed)
     }
@@ -150,6 +188,7 @@ final class LoudnessFollower: @unchecked Sendable {
         shallowest = Float(bitPattern: shallowestBits.load(ordering: .relaxed))
         deepenPerFrame = Float(bitPattern: deepenBits.load(ordering: .relaxed))
         lightenPerFrame = Float(bitPattern: lightenBits.load(ordering: .relaxed))
+        driftPerFrame = Float(bitPattern: driftBits.load(ordering: .relaxed))
         tolerance = Float(bitPattern: toleranceBits.load(ordering: .relaxed))
         volume = Float(bitPattern: volumeBits.load(ordering: .relaxed))
         if !heard { volumeNow = volume }
@@ -158,7 +197,10 @@ final class LoudnessFollower: @unchecked Sendable {
             levelNow = 0
             levelAsked = 0
         }
-        if isActive, !wasActive { starting = true }
+        if isActive, !wasActive {
+            starting = true
+            windowFull = false
+        }
         if isActive != wasActive { onFlag.store(isActive, ordering: .relaxed) }
     }
 
@@ -192,7 +234,12 @@ final class LoudnessFollower: @unchecked Sendable {
     private func ask(_ meter: LoudnessMeter, meters: (UInt, UInt, UInt, UInt), heard: Bool, gain: Float) {
         // Over the steps measured so far, up to the window: the meter starts when the duck is set, and
         // the silence before it is not the movie's.
-        let source = Float(LoudnessMeter.loudness(meter.mean(ofLast: max(1, min(steps, meter.stepsMeasured)))))
+        let window = max(1, min(steps, meter.stepsMeasured))
+        let source = Float(LoudnessMeter.loudness(meter.mean(ofLast: window)))
+        // The last second well under the window: the movie stepped down rather than drifting, and the
+        // level asked will rise for the rest of the window; the level follows it at the policy's rate.
+        let recent = Float(LoudnessMeter.loudness(meter.mean(ofLast: min(window, Self.stepDetectionSteps))))
+        if window > Self.stepDetectionSteps, source - recent > Self.stepDown { lighteningSteps = steps }
         mainBits.store((source + decibels(gain)).bitPattern, ordering: .relaxed)
         guard source.isFinite else { return }
         let asks = (
@@ -205,6 +252,10 @@ final class LoudnessFollower: @unchecked Sendable {
         let loudest = max(max(asks.0.source, asks.1.source), max(asks.2.source, asks.3.source))
         guard asked.isFinite else { return }
         levelAsked = asked
+        // While the window fills (and at the first full one) the figure is still settling, not
+        // drifting: the level follows it at the policy's rates.
+        if meter.stepsMeasured <= steps { warming = true } else { windowFull = true }
+        if lighteningSteps > 0 { lighteningSteps -= 1 }
         if starting {
             startStep = abs(asked - levelNow) / startFrames
             levelMoving = true
@@ -237,24 +288,40 @@ final class LoudnessFollower: @unchecked Sendable {
     }
 
     /// Moves the level and the volume heard over `frames`: at once while the duck is not heard (no
-    /// activity), else the level once it is more than the tolerance away, at the policy's rate, until
-    /// it gets there. Sets ``factorTo``; ``begin()`` set ``factorFrom``.
+    /// activity), else the level once it is more than the tolerance away, until it gets there: at
+    /// ``driftRate`` while it is within the bands (``driftBand`` down, ``lighteningBand`` up), at the
+    /// policy's rate once it was further, while the window fills and after the movie stepped down.
+    /// Sets ``factorTo``; ``begin()`` set ``factorFrom``.
     @inline(__always)
     func move(frames: Int, heard: Bool, voiced: Bool) {
         let target = isActive ? levelAsked : 0
         if !heard, !isActive || !voiced {
             levelNow = target
             levelMoving = false
+            levelCatchingUp = false
             startStep = 0
             volumeNow = volume
         } else {
-            if abs(target - levelNow) > tolerance { levelMoving = true }
+            let distance = abs(target - levelNow)
+            if distance > tolerance { levelMoving = true }
+            // Deeper by more than the band: the voice is losing its margin, so the level catches up at
+            // once. Lighter: only by more than the wider band, so a drifting movie's quieter half is
+            // followed slowly and only a step of the movie brings it up at the policy's rate.
+            if target < levelNow ? distance > Self.driftBand : distance > Self.lighteningBand {
+                levelCatchingUp = true
+                if target > levelNow { lighteningSteps = steps }
+            }
+            if !levelMoving, windowFull { warming = false }
             if levelMoving {
-                let rate = startStep > 0 ? startStep : target < levelNow ? deepenPerFrame : lightenPerFrame
+                let policyRate = target < levelNow ? deepenPerFrame : lightenPerFrame
+                let fast = levelCatchingUp || warming || (target > levelNow && lighteningSteps > 0)
+                let rate = startStep > 0 ? startStep : fast ? policyRate : min(driftPerFrame, policyRate)
                 let step = Float(frames) * rate
                 levelNow = target < levelNow ? max(target, levelNow - step) : min(target, levelNow + step)
                 if levelNow == target {
                     levelMoving = false
+                    levelCatchingUp = false
+                    if windowFull { warming = false }
                     startStep = 0
                 }
             }
