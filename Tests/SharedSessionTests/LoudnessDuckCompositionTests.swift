@@ -175,25 +175,28 @@ struct LoudnessDuckCompositionTests {
         let heard = Scene.blocks(rendered)
         let before = Self.blocks(7, 8).map { heard[$0] }
         #expect(before.allSatisfy { abs($0 + 20) <= 0.05 })
-        // Never above the fixed duck, and at the lower of the two from 3 s after the loudness duck was
-        // taken. It gets there once the voice's first 400 ms block of speech is measured, then
-        // over 150 ms; not within the fixed duck's fade.
+        // Never above the fixed duck, and within 1 dB of the lower of the two from the moment the loudness
+        // duck is taken: its level moves exactly as it would alone (it goes under the fixed duck once its
+        // first figures, young, ask for more than 20 dB), and the fixed duck's gain is never raised.
         #expect(Self.blocks(8, 24).allSatisfy { heard[$0] <= -19.95 }, "above the fixed duck")
-        let reached = (800..<2400).first { abs(heard[$0] - min(-20, reference[$0])) <= 1 && heard[$0] < -20.5 } ?? 2400
+        let under = (800..<2400).first { heard[$0] < -20.5 } ?? 2400
+        let underAlone = (800..<2400).first { reference[$0] < -20.5 } ?? 2400
         print(
-            "[measure] loudness duck under a fixed duck, \(movieName): within 1 dB of its level \(Double(reached - 800) * 10) ms after it was taken"
-        )
-        let held = Self.blocks(11, 24).map { heard[$0] - min(-20, reference[$0]) }
+            "[measure] loudness duck under a fixed duck, \(movieName): under it \((under - 800) * 10) ms after "
+                + "it was taken; alone, under −20.5 dB after \((underAlone - 800) * 10) ms")
+        let held = Self.blocks(8, 24).map { heard[$0] - min(-20, reference[$0]) }
         print(
-            "[measure] loudness duck under a fixed duck, \(movieName): from 3 s on \(held.min()!)…\(held.max()!) dB "
+            "[measure] loudness duck under a fixed duck, \(movieName): from its taking on \(held.min()!)…\(held.max()!) dB "
                 + "from the target"
         )
-        #expect(held.allSatisfy { abs($0) <= 1 })
-        // And the voice is never more than 3 LU under its margin, as FFmpeg hears it over the movie, from
-        // 3 s after the duck was taken (measured: 13.2 at worst, the voice's own figure still young).
-        let differences = try Scene.differences(rendered, seconds: 11..<24)
+        #expect(held.allSatisfy { abs($0) <= 1 }, "\(held.min()!)…\(held.max()!) dB from the target")
+        // And the voice is never more than 3 LU under its margin, nor the movie more than 3 LU deeper than
+        // the margin asks, as FFmpeg hears them in any 3 s window from the duck's taking on (measured:
+        // 12.1 in the first, the voice's own figure still young, then 12.8…15.4 LU).
+        let differences = try Scene.differences(rendered, seconds: 8..<24)
         print("[measure] loudness duck under a fixed duck, \(movieName): voice − movie \(differences) LU (margin 15)")
         #expect(differences.allSatisfy { $0 >= 12 }, "\(differences)")
+        #expect(differences.allSatisfy { $0 <= 18 }, "the movie too deep: \(differences)")
     }
 
     @Test("a loudness duck released while the voice still speaks brings the movie back along its release")
