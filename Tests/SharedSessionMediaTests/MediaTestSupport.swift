@@ -15,6 +15,8 @@ enum MediaFiles {
     static let directory: String = {
         let base = FileManager.default.temporaryDirectory.path + "/sharedsession-media-\(getpid())"
         try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        // The media are this run's own (about 34 MB): they go when the test process exits.
+        atexit { try? FileManager.default.removeItem(atPath: MediaFiles.directory) }
         return base
     }()
 
