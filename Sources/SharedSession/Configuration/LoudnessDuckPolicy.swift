@@ -16,10 +16,11 @@
 /// second, both ways: music whose level drifts, a voice a little louder or quieter, move the movie at
 /// most 0.8 dB within 2 s, heard as its own swell rather than the duck pumping. It moves at
 /// ``deepeningRate`` once the level asked is more than 2.5 dB deeper (the movie got louder, a quieter
-/// speaker: the voice is losing its margin), and at ``lighteningRate`` once it is more than 5 dB
-/// lighter or the movie's last second is 3 LU under its window (the movie stepped down to a quiet
-/// passage), until it gets there; and at the policy's rates while the window first fills. With the ``Window/momentary`` window every move is
-/// at the policy's rates. The level is a ceiling relative to the source at the host's full volume, scaled
+/// speaker: the voice is losing its margin) or the movie's last second is 3 LU over its window (it
+/// stepped up), and at ``lighteningRate`` once it is more than 5 dB lighter or the movie's last second
+/// is 3 LU under its window (it stepped down to a quiet passage), until it gets there; and at the
+/// policy's rates while the window first fills. With the ``Window/momentary`` window every move is at
+/// the policy's rates. The level is a ceiling relative to the source at the host's full volume, scaled
 /// by the host's volume; the lower of it and the main stream's own gain (the host's volume and the
 /// fixed ducks) is heard, so the ducks never compound and the host's volume turned down is heard at
 /// once. While the followed stream is quiet the duck releases as a voice-activity duck

@@ -69,6 +69,8 @@ final class LoudnessFollower: @unchecked Sendable {
     /// ``lighteningBand``: a movie that stepped down is measured over a whole window, and the level
     /// asked keeps rising until the window holds only the quieter part.
     private var lighteningSteps = 0
+    /// The same after the movie stepped up: its last second more than ``stepDown`` over its window.
+    private var deepeningSteps = 0
     /// Set when the duck starts: its first level asked is reached over ``startDuration`` (as a fixed
     /// duck's fade), not at the policy's rate, so a duck taken under a fixed one or at a first word
     /// needs no climb down of a second or more. `startStep`: dB a frame while it gets there (0: none).
@@ -240,6 +242,8 @@ final class LoudnessFollower: @unchecked Sendable {
         // level asked will rise for the rest of the window; the level follows it at the policy's rate.
         let recent = Float(LoudnessMeter.loudness(meter.mean(ofLast: min(window, Self.stepDetectionSteps))))
         if window > Self.stepDetectionSteps, source - recent > Self.stepDown { lighteningSteps = steps }
+        // Over it: the movie stepped up, and the level asked deepens for the rest of the window.
+        if window > Self.stepDetectionSteps, recent - source > Self.stepDown { deepeningSteps = steps }
         mainBits.store((source + decibels(gain)).bitPattern, ordering: .relaxed)
         guard source.isFinite else { return }
         let asks = (
@@ -256,6 +260,7 @@ final class LoudnessFollower: @unchecked Sendable {
         // drifting: the level follows it at the policy's rates.
         if meter.stepsMeasured <= steps { warming = true } else { windowFull = true }
         if lighteningSteps > 0 { lighteningSteps -= 1 }
+        if deepeningSteps > 0 { deepeningSteps -= 1 }
         if starting {
             startStep = abs(asked - levelNow) / startFrames
             levelMoving = true
@@ -314,7 +319,8 @@ final class LoudnessFollower: @unchecked Sendable {
             if !levelMoving, windowFull { warming = false }
             if levelMoving {
                 let policyRate = target < levelNow ? deepenPerFrame : lightenPerFrame
-                let fast = levelCatchingUp || warming || (target > levelNow && lighteningSteps > 0)
+                let fast =
+                    levelCatchingUp || warming || (target > levelNow ? lighteningSteps > 0 : deepeningSteps > 0)
                 let rate = startStep > 0 ? startStep : fast ? policyRate : min(driftPerFrame, policyRate)
                 let step = Float(frames) * rate
                 levelNow = target < levelNow ? max(target, levelNow - step) : min(target, levelNow + step)
