@@ -10,8 +10,9 @@ extension DaemonTests {
     /// (issues 23 and 32), on the private daemon with WirePlumber's stock stream restore: the
     /// `adopting-host` helper adopts a `pw-play` or an mpv playing a 1 kHz tone at -6 dBFS (and plays a
     /// stream of its own, role Movie), ducks both 20 dB, and ends (``HostEnding``). The user's volume is
-    /// set on the player before the host starts, 1 in odd runs and 0.5 in even ones with pw-play
-    /// (``endingUserVolume(run:player:)``), and found in WirePlumber's saved state. Each run asserts, for the player (see
+    /// set on the player before the host starts, 0.5 in odd runs and 1 in even ones with pw-play
+    /// (``endingUserVolume(run:player:)``), and found in WirePlumber's saved state. Each run asserts, for
+    /// the player (see
     /// ``run(_:_:user:userChangesTo:)``):
     /// - its tone is heard back at the user's volume within 0.5 dB at the sink's monitor, within
     ///   ``restoreLimit(quantum:)`` of the ending (the kill, the command that ends the host);

@@ -130,7 +130,7 @@ extension DaemonTests {
             init(_ player: EndingPlayer) async throws {
                 try Daemon.ensureRunning()
                 self.player = player
-                user = endingUserVolume(run: 2, player: player)
+                user = endingUserVolume(run: 1, player: player)
                 userLevel = mainLevel + HostEndingTests.decibels(user)
                 sandbox = try Sandbox()
                 recorder = try SinkRecorder()
