@@ -58,7 +58,9 @@ extension DaemonTests {
         static func runs(_ ending: HostEnding, _ player: EndingPlayer, userChanges: Bool = false) async throws {
             try Daemon.requirePrivate()
             for run in 1...endingRuns {
-                let user = endingUserVolume(run: run, player: player)
+                // With the user's change, the first run goes from 1 to 0.5: the volume given back is then
+                // neither 1 nor the one the user had set before the host started.
+                let user = endingUserVolume(run: userChanges ? run + 1 : run, player: player)
                 let changed: Float? = userChanges ? (user == 1 ? 0.5 : 1) : nil
                 let figure = try await Self.run(ending, player, user: user, userChangesTo: changed)
                 let restored = figure.restore.map { String(format: "%.1f ms", $0.milliseconds) } ?? "never"
