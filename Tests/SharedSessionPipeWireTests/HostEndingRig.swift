@@ -243,6 +243,10 @@ extension DaemonTests.HostEndingTests {
         try await expectFreshPlayer(player, at: userLevel, recorder: recorder)
         let freshNode = try #require(node(of: player.applicationName))
         #expect(freshNode.channel.allSatisfy { $0 == latest } && freshNode.volume == 1, "\(freshNode)")
+        // The key back at WirePlumber's default, 1: the tests after this one start players of the same
+        // role and application that assume no volume of the user's (a run that left 0.5 saved made mpv
+        // start at 0.5 in the adoption tests).
+        if latest != 1 { try setUserVolume(freshNode, to: 1) }
         return EndingFigure(restore: restore, quantum: quantum, levelAfter: level - userLevel)
     }
 

@@ -282,9 +282,11 @@ extension DaemonTests {
             try await rig.recorder.record(for: .milliseconds(400))
             let ducked = try rig.rig.mainLevel()
             let duckedVolume = try MpvIPC.property("ao-volume", at: socket)
-            // The user turns mpv down to 50 (its ao-volume is linear: channel volumes of 0.5).
+            // The user turns mpv down to 50 (its ao-volume is linear: channel volumes of 0.5). Each wait
+            // reads the events from the change on: the reset above logged a volume of 1 already.
+            let turnedDown = rig.log.count
             try MpvIPC.set("ao-volume", 50, at: socket)
-            try await rig.wait("user volume") {
+            try await rig.wait("user volume", after: turnedDown) {
                 if case .userVolume(_, _, let v) = $0 { abs(v - 0.5) < 1e-4 } else { false }
             }
             try await rig.recorder.record(for: .milliseconds(400))
@@ -296,8 +298,9 @@ extension DaemonTests {
             let restored = try rig.rig.mainLevel()
             // The user puts mpv back to 100: WirePlumber saved 50 for its key, and would give it to the
             // next player of the same role.
+            let turnedUp = rig.log.count
             try MpvIPC.set("ao-volume", 100, at: socket)
-            try await rig.wait("user volume back") {
+            try await rig.wait("user volume back", after: turnedUp) {
                 if case .userVolume(_, _, let v) = $0 { v == 1 } else { false }
             }
             print(
