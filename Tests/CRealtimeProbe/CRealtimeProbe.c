@@ -154,28 +154,56 @@ int CRealtimeProbe_isSanitized(void) {
 #endif
 }
 
+// The heap a thread that counts its own (CRealtimeProbe_countThreadHeap) holds: what it allocated less
+// what it freed, in usable bytes, whatever other threads do meanwhile.
+static __thread int heap_counting __attribute__((tls_model("initial-exec")));
+static __thread int64_t heap_bytes __attribute__((tls_model("initial-exec")));
+static inline void *held(void *p) {
+    if (heap_counting && p) heap_bytes += (int64_t)malloc_usable_size(p);
+    return p;
+}
+static inline void letting_go(void *p) {
+    if (heap_counting && p) heap_bytes -= (int64_t)malloc_usable_size(p);
+}
+void CRealtimeProbe_countThreadHeap(int on) {
+    heap_counting = on;
+    heap_bytes = 0;
+}
+int64_t CRealtimeProbe_threadHeap(void) { return heap_bytes; }
+
 // Under a sanitizer its runtime owns these symbols; the probe steps aside and reports that it is
 // not interposing (CRealtimeProbe_isSanitized), and Scripts/test leaves the probe's tests out of that pass.
 #ifndef CREALTIMEPROBE_SANITIZED
 
 // MARK: allocation
 
-void *malloc(size_t size) { COUNT(allocations, "malloc"); return __libc_malloc(size); }
-void *calloc(size_t n, size_t size) { COUNT(allocations, "calloc"); return __libc_calloc(n, size); }
-void *realloc(void *p, size_t size) { COUNT(allocations, "realloc"); return __libc_realloc(p, size); }
-void free(void *p) { if (p) COUNT(frees, "free"); __libc_free(p); }
+void *malloc(size_t size) { COUNT(allocations, "malloc"); return held(__libc_malloc(size)); }
+void *calloc(size_t n, size_t size) { COUNT(allocations, "calloc"); return held(__libc_calloc(n, size)); }
+void *realloc(void *p, size_t size) {
+    COUNT(allocations, "realloc");
+    int64_t before = heap_counting && p ? (int64_t)malloc_usable_size(p) : 0;
+    void *moved = __libc_realloc(p, size);
+    // A failed realloc keeps the old block; size 0 frees it.
+    if (moved || size == 0) heap_bytes -= before;
+    return held(moved);
+}
+void free(void *p) {
+    if (p) COUNT(frees, "free");
+    letting_go(p);
+    __libc_free(p);
+}
 void *memalign(size_t alignment, size_t size) {
     COUNT(allocations, "memalign");
-    return __libc_memalign(alignment, size);
+    return held(__libc_memalign(alignment, size));
 }
 void *aligned_alloc(size_t alignment, size_t size) {
     COUNT(allocations, "aligned_alloc");
-    return __libc_memalign(alignment, size);
+    return held(__libc_memalign(alignment, size));
 }
 int posix_memalign(void **out, size_t alignment, size_t size) {
     COUNT(allocations, "posix_memalign");
     if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0) return EINVAL;
-    void *p = __libc_memalign(alignment, size);
+    void *p = held(__libc_memalign(alignment, size));
     if (!p) return ENOMEM;
     *out = p;
     return 0;

@@ -80,6 +80,13 @@ pthread_t CRealtimeProbe_currentThread(void);
 /// that bound what an object costs (CRealtimeProbeHeap.c). Meaningless under a sanitizer, whose
 /// runtime owns the heap.
 size_t CRealtimeProbe_heapInUse(void);
+/// Starts (1) or stops (0) counting the heap the calling thread holds, from 0: the bytes it allocates
+/// less those it frees, so that tests running on other threads meanwhile do not move the figure.
+/// Nothing is counted under a sanitizer.
+void CRealtimeProbe_countThreadHeap(int on);
+/// The heap the calling thread allocated and has not freed since CRealtimeProbe_countThreadHeap(1), in
+/// usable bytes (malloc_usable_size).
+int64_t CRealtimeProbe_threadHeap(void);
 
 /// The positive controls: one for every function the probe wraps (CRealtimeProbeControls.c).
 /// How many there are.
