@@ -49,17 +49,24 @@ struct LoudnessFollowerTests {
         return follower.factorTo
     }
 
+    /// A follower of one voice at `margin` LU over the movie, no deeper than `deepest` dB, picked up as
+    /// a loudness duck starts (the attack 20 ms, the release 400 ms).
+    static func follower(margin: Float, deepest: Float) -> LoudnessFollower {
+        let follower = LoudnessFollower(format: format)
+        follower.set(
+            LoudnessFollowing(slots: [LoudnessSlot(margin: margin, deepest: deepest)], policy: .default),
+            meterCount: 1, frameRate: 48_000)
+        follower.pickUp(hasMeters: true, heard: false, attackFrames: 960, releaseFrames: 19_200)
+        return follower
+    }
+
     static func decibels(_ gain: Float) -> Float { 20 * log10(gain) }
 
     @Test("the movie is held the margin under a voice as loud as it: 10 dB down, reached over the start's 150 ms")
     func holdsTheMargin() throws {
         let voice = Self.voice(0.25, seconds: 1)
         #expect(voice.speechBlocks > 0)
-        let follower = LoudnessFollower(format: Self.format)
-        follower.set(
-            LoudnessFollowing(slots: [LoudnessSlot(margin: 10, deepest: -30)], policy: .default), meterCount: 1,
-            frameRate: 48_000)
-        follower.pickUp(hasMeters: true, heard: false, attackFrames: 960, releaseFrames: 19_200)
+        let follower = Self.follower(margin: 10, deepest: -30)
         #expect(follower.isActive)
         // The first 100 ms step asks; the start's 150 ms then reaches the level.
         let early = Self.follow(follower, voice: voice, movie: 0.25, quanta: 15)
@@ -76,11 +83,7 @@ struct LoudnessFollowerTests {
     @Test("a movie 6 dB louder than the voice goes 16 dB down; the deepest bound caps a far louder one")
     func followsTheMovie() throws {
         let voice = Self.voice(0.125, seconds: 1)
-        let follower = LoudnessFollower(format: Self.format)
-        follower.set(
-            LoudnessFollowing(slots: [LoudnessSlot(margin: 10, deepest: -20)], policy: .default), meterCount: 1,
-            frameRate: 48_000)
-        follower.pickUp(hasMeters: true, heard: false, attackFrames: 960, releaseFrames: 19_200)
+        let follower = Self.follower(margin: 10, deepest: -20)
         let louder = Self.follow(follower, voice: voice, movie: 0.25, quanta: 60)
         #expect(abs(Self.decibels(louder) - -16) < 0.2, "\(Self.decibels(louder)) dB")
         let capped = Self.follow(follower, voice: voice, movie: 1, quanta: 400)
@@ -104,11 +107,7 @@ struct LoudnessFollowerTests {
     func quieterSpeaker() throws {
         let quieter = 0.25 * Float(pow(10, -4.0 / 20))
         let voice = Self.voice(0.25, seconds: 10)
-        let follower = LoudnessFollower(format: Self.format)
-        follower.set(
-            LoudnessFollowing(slots: [LoudnessSlot(margin: 10, deepest: -30)], policy: .default), meterCount: 1,
-            frameRate: 48_000)
-        follower.pickUp(hasMeters: true, heard: false, attackFrames: 960, releaseFrames: 19_200)
+        let follower = Self.follower(margin: 10, deepest: -30)
         let first = Self.converse(follower, voice: voice, amplitude: 0.25, quanta: 100, from: 1000)
         #expect(abs(first.last! - -10) < 0.1, "\(first.last!) dB")
         // The quieter speaker: the movie 14 dB down from 2.5 s into their speech, while the 10 s figure
@@ -128,11 +127,7 @@ struct LoudnessFollowerTests {
     @Test("a movie that steps up 8 dB under steady speech is followed down at the policy's rate, not the drift's")
     func movieStepsUp() throws {
         let voice = Self.voice(0.25, seconds: 10)
-        let follower = LoudnessFollower(format: Self.format)
-        follower.set(
-            LoudnessFollowing(slots: [LoudnessSlot(margin: 10, deepest: -30)], policy: .default), meterCount: 1,
-            frameRate: 48_000)
-        follower.pickUp(hasMeters: true, heard: false, attackFrames: 960, releaseFrames: 19_200)
+        let follower = Self.follower(margin: 10, deepest: -30)
         // The movie as loud as the voice for 5 s, its window full: 10 dB down.
         let settled = Self.follow(follower, voice: voice, movie: 0.25, quanta: 500)
         #expect(abs(Self.decibels(settled) - -10) < 0.1, "\(Self.decibels(settled)) dB")
