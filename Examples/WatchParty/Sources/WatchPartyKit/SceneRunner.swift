@@ -178,7 +178,7 @@ final class RunState {
     var sources: [(name: String, media: Scene.Media, source: MediaFileSource)] = []
     var movieSource: MediaFileSource?
     /// The GStreamer player of a scene whose movie plays through it, and the adoption of its node.
-    var gstreamer: Process?
+    var gstreamer: GStreamerPlayer?
     /// The movie's route when the scene gives it a latency.
     var latencySink: DeclaredLatencySink?
     var adoption: NodeAdoption?
@@ -239,67 +239,6 @@ final class RunState {
         let handle = try session.openMainStream(descriptor, source: source)
         names[handle.id] = "movie"
         movie = handle
-    }
-
-    /// The movie played by `gst-launch-1.0 … ! pulsesink` in a process of its own, its node adopted as
-    /// the session's main stream by the player's process id: the session's volume, ducks and pauses
-    /// reach the node's `Props`. Waits (up to 5 s) until the node is a member of the session.
-    ///
-    /// `pulsesink` through PipeWire's PulseAudio server is what a GStreamer player on a desktop plays
-    /// through (`autoaudiosink` picks it: its rank is primary, `pipewiresink`'s none). `pipewiresink`
-    /// (0.3.65) stalls when the screen lock forces a 4096-frame quantum: with no session anywhere,
-    /// `gst-launch` alone played the locked part with dips to -16...-22 dB (100 ms windows) in 2 of 4
-    /// runs, and its streaming thread was seen waiting for ever for a buffer PipeWire never gave back,
-    /// its node running and linked and silent. `pulsesink` played 4 of 4 such runs without a dip.
-    func openGStreamerMovie() throws {
-        guard let engine = playback.engine as? PipeWireEngine else {
-            throw SessionError(code: .invalidConfiguration, message: "the GStreamer movie needs the PipeWire engine")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
-        // MP4 with AAC (the scene's movie): `decodebin` on Debian 12 picks a decoder that plays this file's
-        // AAC at the wrong pitch (220 Hz comes out near 455 Hz), libav's does not.
-        process.arguments = [
-            "-q", "filesrc", "location=\(scene.movie.path)", "!", "qtdemux", "!", "avdec_aac", "!", "audioconvert",
-            "!", "audioresample", "!", "audio/x-raw,format=F32LE,layout=interleaved,rate=48000,channels=2", "!",
-            "pulsesink",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            throw SessionError(
-                code: .engineUnavailable,
-                message: "cannot start gst-launch-1.0 for the movie (\(error)): Scripts/pipewire-headless install "
-                    + "installs GStreamer and its PulseAudio plugin")
-        }
-        gstreamer = process
-        let adoption = try NodeAdoption(session: session, engine: engine)
-        let adopted = Mutex(false)
-        let view = self.view
-        adoption.setEventHandler { event in
-            view.note("movie (GStreamer): \(event)")
-            switch event {
-            case .adopted: adopted.withLock { $0 = true }
-            case .pauseRequested(_, let paused):
-                // gst-launch takes no commands: a real host would pause its pipeline here. Its node is
-                // faded out to silence meanwhile, so the movie runs on unheard.
-                view.note("host: \(paused ? "pause" : "resume") the GStreamer player (gst-launch runs on, silent)")
-            default: break
-            }
-        }
-        self.adoption = adoption
-        let handle = try adoption.adoptMain(
-            AdoptionRule(.processID(process.processIdentifier, includingChildren: true)), name: "movie")
-        names[handle.id] = "movie"
-        movie = handle
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !adopted.withLock({ $0 }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        guard adopted.withLock({ $0 }) else {
-            throw SessionError(
-                code: .engineUnavailable, message: "GStreamer's node for the movie did not appear within 5 s")
-        }
     }
 
     /// Plays up to `target` (rounded up to whole quanta), doing what is pending on the way.
@@ -470,10 +409,7 @@ final class RunState {
         voiceHelper = nil
         movie?.close()
         latencySink?.close()
-        if let gstreamer, gstreamer.isRunning {
-            kill(gstreamer.processIdentifier, SIGKILL)
-            gstreamer.waitUntilExit()
-        }
+        gstreamer?.stop()
         hostLease?.release()
         for name in labels {
             padStem(name, to: frame)
