@@ -285,9 +285,10 @@ struct SessionStateTests {
     }
 
     // What this asserts is that the derived values stay right with 10,000 of each held; what they
-    // cost is measured, not here, but by the coordination benchmark (BENCHMARKS.md: 10,000 held within
-    // 1.2× and 1.0× of 1 held) and by the allocation tests of RealtimeRenderTests+Coordination.swift,
-    // whose count per pair has the same bound with 1 and 100 leases held.
+    // cost is measured, not here, but by the coordination benchmark (BENCHMARKS.md's table of a pair's
+    // time with 1, 100 and 10,000 held) and by the allocation tests of
+    // RealtimeRenderTests+Coordination.swift, whose count per pair has the same bound with 1 and 100
+    // leases held.
     @Test("the requested configuration and the duck factor stay right with 10,000 leases and ducks held")
     func manyLeasesStayCheap() {
         var state = Self.state(generic: true)
