@@ -161,24 +161,24 @@ extension DaemonTests.HostEndingTests {
         try #require(watchdog > 0, "no adoption watchdog: \(adopted)")
         #expect(try host.ask("duck") == "ducked")
         // The monitor hears a cycle of the graph after it played: at pw-play's quantum of 4096, 85 ms.
-        try await recorder.record(for: .milliseconds(400))
-        // Held levels are read as the median of 10 ms windows (``SinkRecorder/heldMainLevelNow()``): mpv
-        // starved of the CPU for a cycle read 1.50 dB under its ducked level over a whole 100 ms once.
-        let (ducked, duckedWindows) = try recorder.heldMainLevelNow()
+        // Held levels are the median of the last three 100 ms (``SinkRecorder/steadyMainLevelNow()``),
+        // from 300 ms after the change on.
+        try await recorder.record(for: .milliseconds(600))
+        let (ducked, duckedWindows) = try recorder.steadyMainLevelNow()
         // Adopted, the player plays at the session's gain (whatever the user's volume): full, then -20 dB.
         #expect(
             abs(ducked - (mainLevel - 20)) < 0.5,
-            "the player was not ducked: \(ducked) dBFS; its last 100 ms by 10 ms: \(duckedWindows)")
+            "the player was not ducked: \(ducked) dBFS; its last 300 ms by 100 ms: \(duckedWindows)")
         var latest = user
         if let changed = userChangesTo {
             setChannelVolumes(before.id, changed)
             latest = changed
             // The user's volume becomes the host's: the duck stays on top of it.
-            try await recorder.record(for: .milliseconds(400))
-            let (under, windows) = try recorder.heldMainLevelNow()
+            try await recorder.record(for: .milliseconds(600))
+            let (under, windows) = try recorder.steadyMainLevelNow()
             #expect(
                 abs(under - (mainLevel + decibels(changed) - 20)) < 0.5,
-                "after the user's change to \(changed) during the duck: \(under) dBFS; by 10 ms: \(windows)")
+                "after the user's change to \(changed) during the duck: \(under) dBFS; by 100 ms: \(windows)")
         }
         let userLevel = mainLevel + decibels(latest)
 
@@ -276,10 +276,10 @@ extension DaemonTests.HostEndingTests {
         }
         #expect(abs(fresh - level) < 0.5, "a new \(player.rawValue) played at \(fresh) dBFS 1 s after it started")
         try await recorder.record(for: .milliseconds(300))
-        let (later, windows) = try recorder.heldMainLevelNow()
+        let (later, windows) = try recorder.steadyMainLevelNow()
         #expect(
             abs(later - level) < 0.5,
-            "a new \(player.rawValue) left the user's level: \(later) dBFS; by 10 ms: \(windows)")
+            "a new \(player.rawValue) left the user's level: \(later) dBFS; by 100 ms: \(windows)")
     }
 
     /// Ends the host by `ending`; returns the recording's frame the ending is measured from.
@@ -328,10 +328,10 @@ extension DaemonTests.HostEndingTests {
             players = [try start(player, tone)]
             try await recorder.waitForTone(mainTone, atLeast: mainLevel - 21, timeout: .seconds(15))
             try await recorder.record(for: .milliseconds(1200))
-            let (again, windows) = try recorder.heldMainLevelNow()
+            let (again, windows) = try recorder.steadyMainLevelNow()
             #expect(
                 abs(again - (mainLevel - 20)) < 0.5,
-                "not ducked again after the restart: \(again) dBFS; by 10 ms: \(windows)")
+                "not ducked again after the restart: \(again) dBFS; by 100 ms: \(windows)")
             let mark = recorder.mark()
             host.send("exit")
             return mark

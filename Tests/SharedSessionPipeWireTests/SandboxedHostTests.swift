@@ -156,11 +156,11 @@ extension DaemonTests {
                 let adopted = try host.line(timeout: .seconds(15))
                 try #require(adopted.hasPrefix("adopted "), "adopting-host: \(adopted) \(errors())")
                 #expect(try host.ask("duck") == "ducked")
-                try await recorder.record(for: .milliseconds(400))
-                let (ducked, windows) = try recorder.heldMainLevelNow()
+                try await recorder.record(for: .milliseconds(600))
+                let (ducked, windows) = try recorder.steadyMainLevelNow()
                 #expect(
                     abs(ducked - (mainLevel - 20)) < 0.5,
-                    "the sandboxed host did not duck: \(ducked) dBFS; by 10 ms: \(windows)")
+                    "the sandboxed host did not duck: \(ducked) dBFS; by 100 ms: \(windows)")
             }
 
             /// From `mark` to the first 5 ms window with the tone within 0.5 dB of the user's level.

@@ -80,6 +80,19 @@ final class SinkRecorder {
         return try meter.toneLevel(samples, frequency: mainTone, frames: window(end - 4800, 4800))
     }
 
+    /// The main tone's level a player holds over the last 300 ms recorded: the median of its three
+    /// 100 ms windows, with each window's level. A cycle's dropout (mpv starved of the CPU read 1.50 dB
+    /// low over a whole 100 ms once) lowers one window. The windows are 100 ms, not 10: mpv's tone when
+    /// ducked read −24.7 to −27.2 dBFS in consecutive 10 ms windows around its −26.02, a pattern repeating
+    /// every 50 ms, which a 100 ms window averages out.
+    func steadyMainLevelNow() throws -> (level: Double, windows: [Double]) {
+        let end = mark()
+        let windows = try (0..<3).map { index in
+            try meter.toneLevel(samples, frequency: mainTone, frames: window(end - 14_400 + index * 4800, 4800))
+        }
+        return (windows.sorted()[1], windows)
+    }
+
     /// The main tone's level the player holds over the last 100 ms recorded: the median of its ten
     /// 10 ms windows, with each window's level. A player starved of the CPU for a few cycles (mpv on a
     /// busy machine) leaves silence in a window or two, which reads the 100 ms whole several dB low;
