@@ -208,7 +208,9 @@ enum MpvIPC {
     }
 }
 
-/// A WAV file of a `frequency` sine at `amplitude`, `seconds` long, in the temporary directory.
+/// A WAV file of a `frequency` sine at `amplitude`, `seconds` long, in the temporary directory. Written
+/// under a name of this process's and renamed into place: CI runs the suites on two daemons at once,
+/// and a player of one process must never open the file while the other is writing it.
 func toneFile(_ frequency: Double, amplitude: Float, seconds: Double) throws -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent(
         "sharedsession-adoption-\(Int(frequency))-\(seconds).wav"
@@ -220,6 +222,11 @@ func toneFile(_ frequency: Double, amplitude: Float, seconds: Double) throws -> 
         samples[2 * frame] = value
         samples[2 * frame + 1] = value
     }
-    try WAVFile.write(samples, to: path)
+    let written = "\(path).\(getpid())"
+    try WAVFile.write(samples, to: written)
+    guard rename(written, path) == 0 else {
+        unlink(written)
+        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    }
     return path
 }

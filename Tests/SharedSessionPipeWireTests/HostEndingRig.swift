@@ -365,22 +365,27 @@ extension DaemonTests.HostEndingTests {
 
     static func decibels(_ volume: Float) -> Double { LevelMeter.decibels(Double(volume)) }
 
-    /// Writes `node`'s channel volumes, as a desktop mixer does.
-    static func setChannelVolumes(_ node: UInt32, _ volume: Float) {
+    /// Writes `node`'s channel volumes, as a desktop mixer does: `pw-cli`'s status and what it printed.
+    @discardableResult
+    static func setChannelVolumes(_ node: UInt32, _ volume: Float) -> (status: Int32, output: String) {
         Daemon.run("pw-cli", ["set-param", "\(node)", "Props", "{ channelVolumes: [ \(volume), \(volume) ] }"])
     }
 
     /// Sets the player's volume as a user does and waits until WirePlumber saved it under the player's
     /// key: first a value of the test's own, then `volume`, so a saved-state file or key that is missing
-    /// (or read wrong) fails here instead of passing at the end.
+    /// (or read wrong) fails here instead of passing at the end. A failure names `pw-cli`'s status and
+    /// output: a write to a node that is gone (its player ended) fails there, not in WirePlumber.
     static func setUserVolume(_ node: PlayerNode, to volume: Float) throws {
         for value in [volume * 0.8, volume] {
-            setChannelVolumes(node.id, value)
+            let write = setChannelVolumes(node.id, value)
             let deadline = ContinuousClock.now + .seconds(5)
             while (try? Daemon.savedStreamVolumes())?[node.savedKey].map({ abs($0 - value) > 1e-4 }) ?? true {
                 try #require(
                     ContinuousClock.now < deadline,
-                    "WirePlumber did not save \(node.savedKey) = \(value): \((try? Daemon.savedStreamVolumes()) ?? [:])"
+                    """
+                    WirePlumber did not save \(node.savedKey) = \(value) (pw-cli exited with \(write.status): \
+                    \(write.output.prefix(300))): \((try? Daemon.savedStreamVolumes()) ?? [:])
+                    """
                 )
                 usleep(20_000)
             }
