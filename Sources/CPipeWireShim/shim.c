@@ -87,6 +87,11 @@ int CPipeWireShim_metadataAddListener(
     return pw_metadata_add_listener(metadata, hook, events, data);
 }
 
+int CPipeWireShim_metadataSetProperty(
+    struct pw_metadata *metadata, uint32_t subject, const char *key, const char *type, const char *value) {
+    return pw_metadata_set_property(metadata, subject, key, type, value);
+}
+
 struct spa_source *CPipeWireShim_loopAddTimer(struct pw_loop *loop, CPipeWireShim_TimerCallback callback, void *data) {
     return pw_loop_add_timer(loop, callback, data);
 }

@@ -87,6 +87,11 @@ final class CoreConnection {
         return CPipeWireShim_coreSync(core)
     }
 
+    /// Sets (or removes) `key` of `subject` in the "default" metadata; 0 or a negative errno.
+    func setDefaultMetadata(subject: UInt32, key: String, type: String?, value: String?) -> Int32 {
+        watcher?.setDefault(subject: subject, key: key, type: type, value: value) ?? -Int32(ENOTCONN)
+    }
+
     private func done(id: UInt32, seq: Int32) {
         guard id == UInt32(PW_ID_CORE) else { return }
         lastDone = seq

@@ -54,6 +54,14 @@ final class RegistryWatcher {
         pw_proxy_destroy(registry)
     }
 
+    /// Sets (or, `value` nil, removes) `key` of `subject` in the "default" metadata, where the session
+    /// manager reads a stream's `target.object`. Returns 0 or a negative errno (`ENOENT`: the daemon has
+    /// announced no "default" metadata yet).
+    func setDefault(subject: UInt32, key: String, type: String?, value: String?) -> Int32 {
+        guard let metadata else { return -Int32(ENOENT) }
+        return CPipeWireShim_metadataSetProperty(metadata, subject, key, type, value)
+    }
+
     private func global(id: UInt32, type: String, permissions: UInt32, props: UnsafePointer<spa_dict>?) {
         if type == String(cString: CPipeWireShim_typeNode) || type == String(cString: CPipeWireShim_typeClient) {
             observer.globalAdded(
@@ -150,3 +158,9 @@ final class RegistryWatcher {
         }
     }
 }
+
+#if canImport(Glibc)
+    internal import Glibc
+#elseif canImport(Musl)
+    internal import Musl
+#endif

@@ -54,6 +54,9 @@ int CPipeWireShim_registryAddListener(
 struct pw_metadata *CPipeWireShim_registryBindMetadata(struct pw_registry *registry, uint32_t id);
 int CPipeWireShim_metadataAddListener(
     struct pw_metadata *metadata, struct spa_hook *hook, const struct pw_metadata_events *events, void *data);
+/// Sets `key` of `subject` to `value` of `type` (NULL `value`: removes the key). Returns 0 or a negative errno.
+int CPipeWireShim_metadataSetProperty(
+    struct pw_metadata *metadata, uint32_t subject, const char *key, const char *type, const char *value);
 
 // Timers on a pw_loop (spa_loop_utils methods).
 typedef void (*CPipeWireShim_TimerCallback)(void *data, uint64_t expirations);
