@@ -40,6 +40,10 @@ public enum AdoptionEvent: Sendable, Hashable, CustomStringConvertible {
     /// and a node still ducked then stays ducked until its player closes it. Reported once, when the
     /// watchdog starts; the other endings are unaffected.
     case watchdogSharesFate(reason: String)
+    /// Adopted nodes are ducked through loopbacks of the engine's own client (``AdoptionCarrier/loopback``),
+    /// for `reason`: the daemon removes them with this process, however it ends, and the session manager
+    /// links the nodes back to their sinks. Reported once, as the adoption starts.
+    case throughLoopbacks(reason: String)
     /// The watchdog that gives adopted nodes back if this process dies could not be started (`reason`
     /// says why). Adoption works without it, and the nodes are still given back when a stream closes
     /// or the engine shuts down; a crash or SIGKILL would leave them at the session's last volume.
@@ -68,6 +72,9 @@ public enum AdoptionEvent: Sendable, Hashable, CustomStringConvertible {
                 + "client write access when its media.category is Manager: make the engine with access: .manager"
         case .watchdogUnavailable(let reason): reason
         case .watchdogSharesFate(let reason): reason
+        case .throughLoopbacks(let reason):
+            "adopted nodes are ducked through loopbacks of this client, which the daemon removes with it "
+                + "however it ends: \(reason)"
         }
     }
 }

@@ -25,6 +25,8 @@ struct AdoptedNodes {
     /// A node of another client whose `Props` this client may not write, as the registry announced it:
     /// the daemon gives this client read-only access (a sandbox), so nothing can be adopted.
     var readOnlyNode: String?
+    /// Whether ``AdoptionEvent/throughLoopbacks(reason:)`` was reported.
+    var carrierReported = false
 
     /// The nodes given back whose write the daemon has not applied for sure.
     var awaitingGiveBack: Set<UInt32> { unwritten.union(unconfirmed.flatMap(\.nodes)) }
@@ -100,6 +102,15 @@ extension EngineCore {
     /// Starts the watchdog if it is not running (once: a failure is reported once, and adoption works
     /// without it).
     func startAdoptionWatchdog() {
+        if adoption.throughLoopbacks {
+            // The daemon removes the loopbacks with this process's connections: nothing to keep.
+            guard !adopted.carrierReported else { return }
+            adopted.carrierReported = true
+            let reason = carrierReason ?? "the host asked for it"
+            logger.info("adopted nodes are ducked through loopbacks: \(reason)")
+            delivery.emit(.throughLoopbacks(reason: reason))
+            return
+        }
         guard adopted.watchdog == nil, adopted.watchdogFailure == nil else { return }
         let start = ContinuousClock.now
         switch AdoptionWatchdog.start(remoteName: remoteName, mediaCategory: access.mediaCategory) {
@@ -130,11 +141,12 @@ extension EngineCore {
     /// The adoption's part of the housekeeping: ramp steps, settle writes, waits run out.
     func adoptionHousekeeping(at now: ContinuousClock.Instant) {
         perform(adoption.tick(at: now, quantum: currentQuantum))
+        loopbacks.housekeeping(at: now)
     }
 
     /// When the adoption next needs the timer.
     func adoptionDue(after now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        adoption.nextDue(after: now, quantum: currentQuantum)
+        [adoption.nextDue(after: now, quantum: currentQuantum), loopbacks.nextDue].compactMap { $0 }.min()
     }
 
     /// The connection is going away: every proxy is destroyed (before the core is), every node released.
@@ -146,6 +158,7 @@ extension EngineCore {
         perform(adoption.disconnected())
         adopted.unconfirmed.removeAll()
         adopted.unwritten.removeAll()
+        loopbacks.disconnected()
         adopted.destroyProxies()
         adopted.registry = nil
     }
@@ -189,9 +202,23 @@ extension EngineCore {
                 guard let registry = adopted.registry, adopted.nodeProxies[id] == nil else { continue }
                 adopted.nodeProxies[id] = ForeignNodeProxy(registry: registry, id: id, observer: self)
             case .unbind(let id):
+                loopbacks.forget(id)
                 adopted.unwritten.remove(id)
                 adopted.nodeProxies.removeValue(forKey: id)?.destroy()
                 adopted.clientProxies.removeValue(forKey: id)?.destroy()
+            case .route(let node, let stream, let name):
+                let result = loopbacks.route(node, name: name)
+                if result < 0 {
+                    delivery.emit(
+                        .writeFailed(
+                            stream: stream, node: node,
+                            reason: "cannot load \(LoopbackDucks.moduleName) (Debian's libpipewire-0.3-modules): "
+                                + String(cString: CPipeWireShim_strerror(result))))
+                }
+            case .unroute(let node):
+                loopbacks.unroute(node, at: .now)
+            case .write(let node, _, let soft) where adoption.throughLoopbacks:
+                _ = loopbacks.write(node, gain: soft)
             case .write(let node, let stream, let soft):
                 guard let proxy = adopted.nodeProxies[node] else {
                     unwritten.insert(node)

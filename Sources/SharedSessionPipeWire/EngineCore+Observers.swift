@@ -82,6 +82,7 @@ extension EngineCore: CoreConnectionObserver {
         id: UInt32, type: String, permissions: UInt32, properties: [String: String], registry: OpaquePointer
     ) {
         adopted.registry = registry
+        loopbacks.globalAdded(id: id, properties: properties, registry: registry)
         if type == String(cString: CPipeWireShim_typeClient) {
             perform(adoption.clientAppeared(id, properties: properties, at: .now))
         } else if type == String(cString: CPipeWireShim_typeNode) {

@@ -40,6 +40,10 @@ final class EngineCore {
     /// PipeWire objects its actions act on (see `EngineCore+Adoption.swift`).
     var adoption: AdoptionMachine
     var adopted = AdoptedNodes()
+    /// The adopted nodes' loopbacks, when the session's gain reaches them that way (``AdoptionCarrier``),
+    /// and why it does.
+    let loopbacks: LoopbackDucks
+    let carrierReason: String?
     private(set) lazy var connection = CoreConnection(
         context: context, remoteName: remoteName, mediaCategory: access.mediaCategory, logger: logger,
         observer: self)
@@ -83,7 +87,8 @@ final class EngineCore {
 
     init(
         loop: UnsafeMutablePointer<pw_loop>, context: OpaquePointer, applicationName: String, remoteName: String?,
-        access: PipeWireAccess = .standard, nodePrefix: String, layout: StreamLayout = .perStream, format: AudioFormat,
+        access: PipeWireAccess = .standard, adoptionCarrier: AdoptionCarrier = .softVolumes, nodePrefix: String,
+        layout: StreamLayout = .perStream, format: AudioFormat,
         shared: RealtimeShared,
         delivery: EngineEventQueue, logger: Logger
     ) {
@@ -94,8 +99,14 @@ final class EngineCore {
         self.layout = layout
         self.bus = OverlayBus(format: format)
         self.graph = GraphTracker(ownPrefix: nodePrefix)
+        let fate = SharedFate.current().reason
         adoption = AdoptionMachine(
-            book: AdoptionBook(ownProcessID: getpid(), ownPrefix: nodePrefix, ancestors: ProcessTree.ancestors(of:)))
+            book: AdoptionBook(ownProcessID: getpid(), ownPrefix: nodePrefix, ancestors: ProcessTree.ancestors(of:)),
+            throughLoopbacks: adoptionCarrier.throughLoopbacks(watchdogSharesFate: fate != nil))
+        carrierReason =
+            adoptionCarrier == .automatic
+            ? fate.map { "the adoption watchdog would die with this process: \($0)" } : "the host asked for it"
+        loopbacks = LoopbackDucks(context: context, remoteName: remoteName, nodePrefix: nodePrefix, logger: logger)
         self.shared = shared
         self.delivery = delivery
         self.logger = logger
@@ -108,6 +119,11 @@ final class EngineCore {
         echo.reload = { [unowned self] in self.echoCancellerWentAway() }
         echo.sourceReady = { [unowned self] in self.echoSourceReady() }
         echo.deadlinesChanged = { [unowned self] in self.reschedule() }
+        loopbacks.deadlinesChanged = { [unowned self] in self.reschedule() }
+        loopbacks.setTarget = { [unowned self] node, serial in
+            self.connection.setDefaultMetadata(
+                subject: node, key: "target.object", type: serial == nil ? nil : "Spa:Id", value: serial)
+        }
     }
 
     /// The core while connected and not known to be broken: nodes are made on it.

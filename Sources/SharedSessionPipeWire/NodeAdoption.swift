@@ -33,7 +33,9 @@ public import SharedSession
 ///   `NodeAdoption` goes away (it closes the streams it opened) and when the engine shuts down (confirmed
 ///   by the daemon before the connection closes). If this process ends without any of that (an `exit`
 ///   that skipped the shutdown, a crash, SIGKILL), a watchdog process the engine started with its first
-///   adoption gives every node back within milliseconds: see the AdoptingNodes article for the figures.
+///   adoption gives every node back within milliseconds. Where the watchdog would die with this process
+///   (a sandbox), the engine ducks through loopbacks the daemon removes with it instead
+///   (``AdoptionCarrier``): see the AdoptingNodes article for the figures.
 /// - A voice-activity duck (`DuckStyle.followActivity(_:level:)`) needs the main's samples, which an
 ///   adopted node never hands this process: on an adopted main it leaves the gain as the session set it.
 public final class NodeAdoption: Sendable {

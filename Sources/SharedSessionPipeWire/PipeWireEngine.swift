@@ -55,13 +55,17 @@ public final class PipeWireEngine: AudioEngine {
     ///     node, which costs the daemon much less with many overlays).
     ///   - access: What the client asks the session manager for: ``PipeWireAccess/manager`` lets a host in
     ///     a sandbox (Flatpak) adopt other players' nodes.
+    ///   - adoptionCarrier: Where the session's gain reaches an adopted node (see ``AdoptionCarrier``):
+    ///     by default through a loopback when this process's watchdog would die with it (a sandbox),
+    ///     through the node's soft volumes otherwise.
     ///   - logger: Where the engine logs; never used on the real-time thread.
     /// - Throws: `SessionError` with code `engineUnavailable` if no daemon can be reached; the
     ///   message says where the engine looked (the runtime directory, from `XDG_RUNTIME_DIR`, and the
     ///   socket paths tried) and how to start a daemon.
     public init(
         applicationName: String = "SharedSession", remoteName: String? = nil, layout: StreamLayout = .perStream,
-        access: PipeWireAccess = .standard, logger: Logger = Logger(label: "SharedSession.PipeWire")
+        access: PipeWireAccess = .standard, adoptionCarrier: AdoptionCarrier = .automatic,
+        logger: Logger = Logger(label: "SharedSession.PipeWire")
     ) throws(SessionError) {
         let shared = RealtimeShared()
         let delivery = EngineEventQueue(label: "SharedSession.PipeWire.events")
@@ -76,7 +80,7 @@ public final class PipeWireEngine: AudioEngine {
         loop = try ThreadLoop(name: "sharedsession-pw") { loop, context in
             EngineCore(
                 loop: loop, context: context, applicationName: applicationName, remoteName: remoteName,
-                access: access, nodePrefix: prefix, layout: layout,
+                access: access, adoptionCarrier: adoptionCarrier, nodePrefix: prefix, layout: layout,
                 format: .standard, shared: shared, delivery: delivery, logger: logger)
         }
         wake = loop.withLock { $0.wake }

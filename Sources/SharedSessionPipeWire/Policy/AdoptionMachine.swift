@@ -25,8 +25,12 @@ struct AdoptionMachine {
         case bindNode(UInt32)
         /// Destroy the proxies bound for a global that went away.
         case unbind(UInt32)
-        /// Write `node`'s soft volumes.
+        /// Write `node`'s soft volumes (through loopbacks: its loopback's).
         case write(node: UInt32, stream: StreamID, soft: Float)
+        /// Through loopbacks: move `node` through a loopback of its own (`name` is the node's, for the
+        /// loopback's description), and give it back from it.
+        case route(node: UInt32, stream: StreamID, name: String)
+        case unroute(UInt32)
         /// The nodes just given back: the watchdog keeps them until the daemon confirms the writes.
         case confirmGiveBack([UInt32])
         /// Tell the watchdog a node is adopted (before the first write) or given back.
@@ -46,69 +50,16 @@ struct AdoptionMachine {
         case log(String)
     }
 
-    /// A session stream made of an adoption rule.
-    struct Member: Equatable {
-        let rule: AdoptionRule
-        /// Whether the stream ducks the main while one of its nodes plays (an overlay's).
-        let ducksWhilePlaying: Bool
-        /// The gain the nodes are at (or were last written, mid-ramp); what a new node is given.
-        var gain: Float
-        var target: Float
-        var ramp: NodeVolumeRamp?
-        var paused: Bool
-        /// Whether the engine is suspended (an interruption, the background): silent like a pause, with
-        /// no event for the host.
-        var suspended = false
-    }
-
-    /// What a stream's control asked for since the loop last looked.
-    struct Command: Equatable {
-        var gain: Float?
-        var ramp: Duration = .zero
-        var paused: Bool?
-    }
-
-    /// One adopted node's write bookkeeping.
-    struct Bound {
-        let stream: StreamID
-        let name: String
-        /// Our writes of the node's soft volumes, to tell them from another program's.
-        var echoes = VolumeEchoes()
-        /// The user's volume: the mean of the node's `channelVolumes`, as last reported; nil until the
-        /// node's first `Props` since it was bound.
-        var user: Float?
-        /// When the registry announced the node (or, if it never did, when it was bound).
-        let appeared: ContinuousClock.Instant
-        /// How many of ``settleWrites`` were made.
-        var settled = 0
-
-        /// When the next settle write is due, if one is left.
-        var nextSettle: ContinuousClock.Instant? {
-            settled < AdoptionMachine.settleWrites.count ? appeared + AdoptionMachine.settleWrites[settled] : nil
-        }
-    }
-
-    /// What the machine knows of one node of the graph, from its appearing to its going: forgetting a
-    /// node is removing its record.
-    struct Node {
-        /// When the registry announced the node, for the adoption latency.
-        var appeared: ContinuousClock.Instant?
-        /// When the node was first seen running.
-        var firstRunning: ContinuousClock.Instant?
-        /// The last channel volume (the user's) the node reported before it was bound.
-        var reported: Float?
-        /// Another client's playback node not counted as other audio yet: while something is adopted, a
-        /// new node is other audio only once its properties show no rule adopts it.
-        var undecided: (mediaClass: String, name: String)?
-        /// The write bookkeeping while the node is adopted.
-        var bound: Bound?
-    }
-
     /// When, after a node appeared, its soft volumes are written again: WirePlumber restores a saved
     /// `channelVolumes` on a new node (within ``StreamHealth/restoreWindow``), and any write of the
     /// channel volumes, even of the value they have, makes PipeWire play the node at them instead of
     /// the soft volumes, with nothing in the node's reported `Props` to show it.
     static let settleWrites: [Duration] = [.milliseconds(50), .milliseconds(250), StreamHealth.restoreWindow]
+
+    /// Through loopbacks: how long after a node was moved to its loopback a stop of the node is taken
+    /// as the move's. The session manager relinks it, and the node stops running for a few cycles
+    /// (up to 107 ms of silence measured on 1.4): an overlay's duck would be released and taken again.
+    static let moveSettle = Duration.milliseconds(500)
 
     /// How long a pause fades the adopted main's node out to silence, and a resume fades it in.
     static let pauseFade = Duration.milliseconds(100)
@@ -122,6 +73,10 @@ struct AdoptionMachine {
     static let userVolumeTolerance: Float = 1e-5
 
     private(set) var book: AdoptionBook
+    /// Whether the session's gain reaches the nodes through loopbacks of the engine's client
+    /// (``AdoptionCarrier/loopback``) rather than their soft volumes: nothing of the node is written, so
+    /// its volumes are the user's alone, nothing needs writing again and no watchdog keeps it.
+    let throughLoopbacks: Bool
     private(set) var members: [StreamID: Member] = [:]
     /// The nodes the machine knows, by global id.
     private(set) var nodes: [UInt32: Node] = [:]
@@ -134,8 +89,9 @@ struct AdoptionMachine {
     /// The adopted nodes' bookkeeping, by global id.
     var bound: [UInt32: Bound] { nodes.compactMapValues(\.bound) }
 
-    init(book: AdoptionBook) {
+    init(book: AdoptionBook, throughLoopbacks: Bool = false) {
         self.book = book
+        self.throughLoopbacks = throughLoopbacks
     }
 
     /// Whether the machine adopts for `stream`.
@@ -177,7 +133,11 @@ struct AdoptionMachine {
         for node in ids {
             guard let entry = nodes[node]?.bound else { continue }
             nodes[node]?.bound = nil
-            actions.append(.write(node: node, stream: entry.stream, soft: entry.user ?? nodes[node]?.reported ?? 1))
+            if throughLoopbacks {
+                actions.append(.unroute(node))
+            } else {
+                actions.append(.write(node: node, stream: entry.stream, soft: entry.user ?? nodes[node]?.reported ?? 1))
+            }
             given.append(node)
         }
         return given.isEmpty ? actions : actions + [.confirmGiveBack(given)]
@@ -236,6 +196,15 @@ struct AdoptionMachine {
             nodes[node]?.bound?.settled += 1
             actions += write(member.gain, to: node, at: now)
         }
+        for node in nodes.keys.sorted() {
+            guard let entry = nodes[node]?.bound, entry.stopDeferred, let moved = entry.movedAt,
+                now - moved >= Self.moveSettle
+            else { continue }
+            nodes[node]?.bound?.stopDeferred = false
+            if nodes[node]?.running == false {
+                actions += handle(book.nodeInfo(node, properties: nil, running: false), at: now)
+            }
+        }
         for (stream, rule, after) in book.overdue(at: now) {
             actions.append(.emit(.matchedNothing(stream: stream, rule: rule, after: after)))
         }
@@ -250,6 +219,8 @@ struct AdoptionMachine {
             due.append(now + AudioFormat.standard.duration(ofFrames: Self.stepFrames(quantum)))
         }
         if let settle = nodes.values.compactMap(\.bound?.nextSettle).min() { due.append(settle) }
+        let deferred = nodes.values.compactMap(\.bound).filter(\.stopDeferred).compactMap(\.movedAt)
+        if let moved = deferred.min() { due.append(moved + Self.moveSettle) }
         if let wait = book.nextWaitDeadline { due.append(wait) }
         return due.min()
     }
@@ -342,7 +313,17 @@ struct AdoptionMachine {
         -> [Action]
     {
         if running, nodes[id]?.firstRunning == nil { nodes[id, default: Node()].firstRunning = now }
-        return handle(book.nodeInfo(id, properties: properties, running: running), at: now) + decide(id)
+        nodes[id, default: Node()].running = running
+        var seen = running
+        if let moved = nodes[id]?.bound?.movedAt {
+            if running {
+                nodes[id]?.bound?.stopDeferred = false
+            } else if now - moved < Self.moveSettle, book.nodes[id]?.running == true {
+                nodes[id]?.bound?.stopDeferred = true
+                seen = true
+            }
+        }
+        return handle(book.nodeInfo(id, properties: properties, running: seen), at: now) + decide(id)
     }
 
     /// A client's info (its full properties): its nodes are matched again, and decided.
@@ -362,6 +343,12 @@ struct AdoptionMachine {
         let user = volumes.reduce(0, +) / Float(max(volumes.count, 1))
         guard var entry = nodes[id]?.bound else {
             nodes[id, default: Node()].reported = user
+            return []
+        }
+        if throughLoopbacks {
+            // The node plays at the user's volume into its loopback, which plays at the session's gain:
+            // a volume the user sets is heard under the duck as it is, and stays the node's.
+            nodes[id]?.bound?.user = user
             return []
         }
         guard let known = entry.user else {
@@ -445,6 +432,16 @@ struct AdoptionMachine {
         let appearedAt = nodes[node]?.appeared ?? now
         nodes[node, default: Node()].bound = Bound(
             stream: stream, name: name, user: nodes[node]?.reported, appeared: appearedAt)
+        if throughLoopbacks {
+            // Nothing of the node is written, so nothing needs writing again after the session manager's
+            // restore; the daemon removes the loopback with this process, so no watchdog keeps it.
+            nodes[node]?.bound?.settled = Self.settleWrites.count
+            nodes[node]?.bound?.movedAt = now
+            return [.adoptedByGraph(node), .route(node: node, stream: stream, name: name)]
+                + write(member.gain, to: node, at: now) + [
+                    .emit(.adopted(stream: stream, node: node, name: name, latency: now - appearedAt))
+                ]
+        }
         // The watchdog first: from the write on, the node is ours to give back.
         return [.adoptedByGraph(node), .watchdogAdopted(node)] + write(member.gain, to: node, at: now) + [
             .emit(.adopted(stream: stream, node: node, name: name, latency: now - appearedAt))
