@@ -2,9 +2,10 @@
 // host-ending tests: it adopts another player's node as its main stream (by application name), plays a
 // main stream of its own beside it when asked, ducks both, and ends the way the test tells it to.
 //
-//   adopting-host APPLICATION-NAME [--own-main] [--manager]
+//   adopting-host APPLICATION-NAME [--own-main] [--manager] [--loopback | --soft-volumes]
 //
-// --manager makes the engine with `access: .manager` (a sandboxed host's way to adopt). Every adoption
+// --manager makes the engine with `access: .manager` (a sandboxed host's way to adopt); --loopback and
+// --soft-volumes choose its `adoptionCarrier` (`.automatic` without either). Every adoption
 // event but `adopted` is printed on stderr as "event: …"; an error ends it with status 1 and the error
 // on stderr.
 //
@@ -34,21 +35,28 @@ enum AdoptingHost {
         let arguments = Array(CommandLine.arguments.dropFirst())
         guard let application = arguments.first else {
             FileHandle.standardError.write(
-                Data("usage: adopting-host APPLICATION-NAME [--own-main] [--manager]\n".utf8))
+                Data(
+                    "usage: adopting-host APPLICATION-NAME [--own-main] [--manager] [--loopback | --soft-volumes]\n"
+                        .utf8))
             exit(2)
         }
         do {
             try run(
                 adopting: application, ownMain: arguments.contains("--own-main"),
-                access: arguments.contains("--manager") ? .manager : .standard)
+                access: arguments.contains("--manager") ? .manager : .standard,
+                carrier: arguments.contains("--loopback")
+                    ? .loopback : arguments.contains("--soft-volumes") ? .softVolumes : .automatic)
         } catch {
             FileHandle.standardError.write(Data("adopting-host: \(error)\n".utf8))
             exit(1)
         }
     }
 
-    static func run(adopting application: String, ownMain: Bool, access: PipeWireAccess) throws {
-        var engine: PipeWireEngine? = try PipeWireEngine(applicationName: "adopting-host", access: access)
+    static func run(adopting application: String, ownMain: Bool, access: PipeWireAccess, carrier: AdoptionCarrier)
+        throws
+    {
+        var engine: PipeWireEngine? = try PipeWireEngine(
+            applicationName: "adopting-host", access: access, adoptionCarrier: carrier)
         var session: SharedSession? = SharedSession(engine: engine!, policy: .default)
         var adoption: NodeAdoption? = try NodeAdoption(session: session!, engine: engine!)
         let adopted = Locked<UInt32?>(nil)

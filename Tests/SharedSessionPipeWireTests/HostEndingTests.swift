@@ -54,18 +54,37 @@ extension DaemonTests {
             try await Self.runs(ending, .pwPlay, userChanges: true)
         }
 
+        @Test(
+            "through a loopback, pw-play is back at the user's volume however the host ends, and no loopback is left",
+            arguments: HostEnding.loopbackEndings)
+        func throughLoopback(_ ending: HostEnding) async throws {
+            try await Self.runs(ending, .pwPlay, carrier: .loopback)
+        }
+
+        @Test(
+            "through a loopback, mpv is back at the user's volume, and a volume the user sets during the duck holds",
+            arguments: [HostEnding.killWhileDucked, .minimalHostOrder])
+        func throughLoopbackOthers(_ ending: HostEnding) async throws {
+            try await Self.runs(ending, .mpv, carrier: .loopback)
+            try await Self.runs(ending, .pwPlay, userChanges: true, carrier: .loopback)
+        }
+
         /// ``endingRuns`` runs, printing each one's figures on a `[measure]` line.
-        static func runs(_ ending: HostEnding, _ player: EndingPlayer, userChanges: Bool = false) async throws {
+        static func runs(
+            _ ending: HostEnding, _ player: EndingPlayer, userChanges: Bool = false,
+            carrier: AdoptionCarrier = .softVolumes
+        ) async throws {
             try Daemon.requirePrivate()
             for run in 1...endingRuns {
                 // With the user's change, the first run goes from 1 to 0.5: the volume given back is then
                 // neither 1 nor the one the user had set before the host started.
                 let user = endingUserVolume(run: userChanges ? run + 1 : run, player: player)
                 let changed: Float? = userChanges ? (user == 1 ? 0.5 : 1) : nil
-                let figure = try await Self.run(ending, player, user: user, userChangesTo: changed)
+                let figure = try await Self.run(ending, player, user: user, userChangesTo: changed, carrier: carrier)
                 let restored = figure.restore.map { String(format: "%.1f ms", $0.milliseconds) } ?? "never"
                 print(
-                    "[measure] host ending: \(ending.rawValue), \(player.rawValue), user volume \(user)"
+                    "[measure] host ending\(carrier == .loopback ? " (loopback)" : ""): \(ending.rawValue), "
+                        + "\(player.rawValue), user volume \(user)"
                         + (changed.map { " then \($0)" } ?? "") + ", run \(run), quantum \(figure.quantum): restored "
                         + "\(restored) after the ending, level after " + String(format: "%+.2f dB", figure.levelAfter))
             }

@@ -71,7 +71,7 @@ extension DaemonTests {
             let status = host.reap()
             #expect(status == 0, "the host ended with status \(status): \(rig.errors())")
             let restore = try await rig.heardBack(from: mark)
-            let limit = HostEndingTests.restoreLimit(quantum: rig.recorder.engine.captureQuantum)
+            let limit = HostEndingTests.loopbackRestoreLimit(quantum: rig.recorder.engine.captureQuantum)
             #expect(restore.map { $0 <= limit } ?? false, "heard back \(String(describing: restore)), limit \(limit)")
             print(
                 "[measure] sandboxed host, \(player.rawValue), MinimalHost's order: heard back "
@@ -80,7 +80,7 @@ extension DaemonTests {
         }
 
         @Test(
-            "the sandbox killed whole takes the watchdog along: the host was told, and nothing ducked is saved",
+            "the sandbox killed whole: the daemon removes the loopback, and the player is heard back at the user's volume",
             arguments: EndingPlayer.allCases)
         func sandboxKilledWhole(player: EndingPlayer) async throws {
             try Daemon.requirePrivate()
@@ -89,29 +89,31 @@ extension DaemonTests {
             let host = try rig.host(manager: true)
             defer { host.kill() }
             try await rig.duck(host)
-            // The engine said, as its watchdog started, that the watchdog shares the sandbox's fate.
+            // The engine chose the loopback on its own (its watchdog would die with the sandbox), and said so.
             let told = rig.errors()
-            #expect(told.contains("event: this process runs in a Flatpak sandbox"), "\(told)")
+            #expect(
+                told.contains("event: adopted nodes are ducked through loopbacks")
+                    && told.contains("this process runs in a Flatpak sandbox"), "\(told)")
             // SIGKILL to bwrap: its init inside dies with it (--die-with-parent), and the kernel kills every
-            // process of the namespace, the watchdog too.
+            // process of the namespace at once.
             let mark = rig.recorder.mark()
             host.kill()
+            let restore = try await rig.heardBack(from: mark)
             try await rig.recorder.record(for: .seconds(1))
             let samples = rig.recorder.samples
             let after = try meter.toneLevel(
                 samples, frequency: mainTone, frames: window(samples.count / 2 - 4800, 4800))
             print(
-                "[measure] sandbox killed whole while ducked, \(player.rawValue): "
-                    + String(format: "%+.2f dB from the user's volume 1 s after", after - rig.userLevel)
-                    + " (\(samples.count / 2 - mark) frames recorded since)")
-            // The limit the AdoptingNodes article documents: nothing is left to give the node back, so it
-            // plays on at the ducked gain (the session's 0.1, as adopted nodes play at the session's gain).
+                "[measure] sandbox killed whole while ducked, \(player.rawValue): heard back "
+                    + String(describing: restore)
+                    + String(format: ", %+.2f dB from the user's volume 1 s after", after - rig.userLevel))
+            let limit = HostEndingTests.loopbackRestoreLimit(quantum: rig.recorder.engine.captureQuantum)
+            #expect(restore.map { $0 <= limit } ?? false, "heard back \(String(describing: restore)), limit \(limit)")
             #expect(
-                abs(after - (mainLevel - 20)) < 0.5,
-                "the sandbox's death no longer leaves the player ducked (\(after) dBFS): update the article")
-            // What it leaves: WirePlumber never saves soft volumes, so the user's volume is intact, and the
-            // next player of the same role starts at it.
-            try await rig.checkLeftBehind(ducked: true)
+                abs(after - rig.userLevel) < 0.5, "the player plays at \(after) dBFS (the user's: \(rig.userLevel))")
+            // What it leaves: the user's volume saved, nothing ducked; the next player of the same role
+            // starts at the user's volume, at the default sink.
+            try await rig.checkLeftBehind(ducked: false)
         }
 
         /// A private daemon's player at the user's volume, the sink's monitor recorded, and the sandbox.
@@ -158,8 +160,10 @@ extension DaemonTests {
                 #expect(try host.ask("duck") == "ducked")
                 try await recorder.record(for: .milliseconds(600))
                 let (ducked, windows) = try recorder.steadyMainLevelNow()
+                // Through its loopback the player plays at the user's volume, and the loopback at the
+                // session's gain.
                 #expect(
-                    abs(ducked - (mainLevel - 20)) < 0.5,
+                    abs(ducked - (userLevel - 20)) < 0.5,
                     "the sandboxed host did not duck: \(ducked) dBFS; by 100 ms: \(windows)")
             }
 
@@ -180,6 +184,9 @@ extension DaemonTests {
             /// the host started), and a new player of the same role starts at it. `ducked`: the old player
             /// still plays ducked, and is ended first.
             func checkLeftBehind(ducked: Bool) async throws {
+                try waitUntil("the loopback's nodes gone", timeout: .seconds(2)) {
+                    HostEndingTests.loopbackNodes().isEmpty
+                }
                 try await Task.sleep(for: .milliseconds(1500))
                 let saved = try Daemon.savedStreamVolumes()
                 #expect(
