@@ -32,6 +32,14 @@ struct AdoptionLoopbackMachineTests {
         return (machine, bound)
     }
 
+    @Test("the automatic carrier is the loopback exactly where the watchdog would die with the host")
+    func automaticCarrier() {
+        #expect(AdoptionCarrier.automatic.throughLoopbacks(watchdogSharesFate: true))
+        #expect(!AdoptionCarrier.automatic.throughLoopbacks(watchdogSharesFate: false))
+        #expect(AdoptionCarrier.loopback.throughLoopbacks(watchdogSharesFate: false))
+        #expect(!AdoptionCarrier.softVolumes.throughLoopbacks(watchdogSharesFate: true))
+    }
+
     @Test("a matching node is routed through a loopback at the session's gain; no watchdog is told")
     func binding() {
         let (_, bound) = adopted(gain: 0.1)
