@@ -1,5 +1,5 @@
 /// What the engine's PipeWire client asks the session manager to let it do with other applications'
-/// objects, given to ``PipeWireEngine/init(applicationName:remoteName:layout:access:logger:)``.
+/// objects, given to ``PipeWireEngine/init(applicationName:remoteName:layout:access:adoptionCarrier:logger:)``.
 ///
 /// Outside a sandbox, WirePlumber gives every client full access, and this changes nothing. A sandboxed
 /// client (a Flatpak app: PipeWire's access module finds `/.flatpak-info` in its root) gets read and
