@@ -15,7 +15,7 @@ extension DaemonTests {
     /// the player (see
     /// ``run(_:_:user:userChangesTo:)``):
     /// - its tone is heard back at the user's volume within 0.5 dB at the sink's monitor, within
-    ///   ``restoreLimit(quantum:)`` of the ending (the kill, the command that ends the host);
+    ///   ``restoreBound(quantum:throughLoopback:)`` of the ending (the kill, the command that ends the host);
     /// - its node's `softVolumes` equal its `channelVolumes` again, which are the user's, and its
     ///   `volume` is 1 (read with `pw-dump`);
     /// - the watchdog exits; when the host shuts down itself, the watchdog gave nothing back (the host's

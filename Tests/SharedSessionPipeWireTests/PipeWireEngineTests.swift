@@ -2,6 +2,7 @@ import CRealtimeProbe
 import Foundation
 import SharedSession
 @_spi(Testing) import SharedSessionPipeWire
+import SharedSessionTestSupport
 import SharedSessionTesting
 import Synchronization
 import Testing
@@ -118,7 +119,7 @@ extension DaemonTests {
         }
 
         @Test(
-            "daemon: a duck ramps the main stream down 20 dB within the fade plus two quanta and back, the overlay untouched"
+            "daemon: a duck ramps the main stream down 20 dB as a 150 ms fade and back, the overlay untouched"
         )
         func duckAndRestore() async throws {
             let rig = try EngineRig()
@@ -160,7 +161,9 @@ extension DaemonTests {
             )
             #expect(abs(ducked - before + 20) <= 0.1)
             #expect(abs(restored - before) <= 0.1)
-            #expect(latency <= 150 + 2 * quantum + 10, "10 ms is the analysis window")
+            // Past the fade, two quanta and the 10 ms analysis window on a quiet machine; the request's
+            // moment is the test thread's, so a loaded machine keeps five times that.
+            #expect(latency <= 150 + LoadedMachine.bound(milliseconds: 2 * quantum + 10), "the duck came late")
             #expect(ramp <= 150 + 10, "the linear ramp reaches -19 dB at 148 ms; 10 ms window")
             var overlayLevels: [Double] = []
             var frame = duckMark - 4800

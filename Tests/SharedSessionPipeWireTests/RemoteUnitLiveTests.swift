@@ -82,8 +82,9 @@ extension DaemonTests {
             // Released on the host within a quantum of the reap (SharedSessionRemoteTests checks that on
             // the clock); heard: the cycle that takes the new gain (one quantum), the graph's queued
             // quantum before the monitor, the 10 ms analysis window, and the 5 ms a 400 ms ramp from 0.1
-            // takes to rise 0.1 dB.
-            #expect(restoreStarts.last! <= 2 * quantum + 10 + 5)
+            // takes to rise 0.1 dB, on a quiet machine; the reap and the host's release are not real-time,
+            // so a loaded machine keeps five times that.
+            #expect(restoreStarts.last! <= LoadedMachine.bound(milliseconds: 2 * quantum + 10 + 5))
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SharedSessionTestSupport
 import SharedSessionTesting
 import Testing
 
@@ -72,10 +73,17 @@ func longestGap(_ samples: [Float], frequency: Double, level: Double, frames: Ra
     return longest == 0 ? 0 : meter.milliseconds(frames: (longest + 1) * hop)
 }
 
-/// The longest gap a renegotiation on PipeWire 1.x may leave in a stream, ours or `pw-play`'s: one
-/// cycle of the new quantum, which the server may start while the stream is paused and then never call
+/// The longest gap a renegotiation on PipeWire 1.x leaves in a stream on a quiet machine, ours or
+/// `pw-play`'s: one cycle of the new quantum, which the server may start while the stream is paused and then never call
 /// the stream in, plus 2.5 ms (the 1.5 ms the pause itself was measured to cost beside it, and the
 /// 2 ms windows' reach). Which stream loses that cycle depends on where the cycle starts against its
 /// pause: in 65 runs on 1.4.2, ours lost it in 3 and pw-play's in 1, each time beside a 0-1.5 ms gap in
 /// the other; a trace of our process callbacks showed the graph had started the cycle during the pause.
-func renegotiationGapLimit(quantum: Int) -> Double { meter.milliseconds(frames: quantum) + 2.5 }
+func renegotiationGapFigure(quantum: Int) -> Double { meter.milliseconds(frames: quantum) + 2.5 }
+
+/// The gap the tests allow: ``renegotiationGapFigure(quantum:)`` on a loaded machine (the pause and the
+/// buffers set up again are the client's main loop's work, which is not real-time). The figure itself is
+/// printed as `[measure]` and published by `Benchmarks/run`.
+func renegotiationGapLimit(quantum: Int) -> Double {
+    LoadedMachine.bound(milliseconds: renegotiationGapFigure(quantum: quantum))
+}
