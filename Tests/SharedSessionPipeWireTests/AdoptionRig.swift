@@ -12,8 +12,8 @@ final class AdoptionRig {
     let log = EventLog<AdoptionEvent>()
     private var players: [Daemon.Child] = []
 
-    init(policy: SessionPolicy = .default) throws {
-        rig = try SessionRig(policy: policy)
+    init(policy: SessionPolicy = .default, carrier: AdoptionCarrier = .automatic) throws {
+        rig = try SessionRig(policy: policy, adoptionCarrier: carrier)
         adoption = try NodeAdoption(session: rig.session, engine: rig.engine)
         adoption.setEventHandler { [log] event in log.append(event) }
     }

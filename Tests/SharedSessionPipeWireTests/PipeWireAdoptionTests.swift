@@ -1,6 +1,7 @@
 import Foundation
 import SharedSession
 @_spi(Testing) import SharedSessionPipeWire
+import SharedSessionTestSupport
 import SharedSessionTesting
 import Testing
 
@@ -256,6 +257,34 @@ extension DaemonTests {
             print("[adoption] mpv: \(adopted); before \(before), ducked \(ducked), restored \(restored) dBFS")
             #expect(abs(ducked - (before - 20)) < 0.5)
             #expect(abs(restored - before) < 0.5)
+        }
+
+        @Test("through a loopback, a node given back while the host runs on is heard back and its loopback unloaded")
+        func loopbackUnloadedWhileRunning() async throws {
+            let rig = try AdoptionRig(carrier: .loopback)
+            defer { rig.stop() }
+            let main = try rig.adoption.adoptMain(AdoptionRule(.applicationName("pw-play")))
+            _ = try rig.startPwPlay(try toneFile(mainTone, amplitude: 0.5, seconds: 30))
+            try await rig.wait("pw-play adopted", timeout: .seconds(10)) {
+                if case .adopted = $0 { true } else { false }
+            }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1, timeout: .seconds(10))
+            let duck = rig.session.duck(owner: "feed")
+            defer { duck.release() }
+            try await rig.recorder.record(for: .milliseconds(600))
+            let ducked = try rig.rig.mainLevel()
+            #expect(!HostEndingTests.loopbackNodes().isEmpty, "the node is not ducked through a loopback")
+            // The give-back while the duck lives and the engine runs on: the player is back at its level at
+            // once, and the loopback, unloaded a second later, is gone from the daemon.
+            main.close()
+            try await rig.recorder.record(for: .milliseconds(600))
+            let back = try rig.rig.mainLevel()
+            try waitUntil("the loopback unloaded while the host runs", timeout: .seconds(5)) {
+                HostEndingTests.loopbackNodes().isEmpty
+            }
+            print("[adoption] loopback give-back: ducked \(ducked), back \(back) dBFS")
+            #expect(abs(ducked - (mainLevel - 20)) < 0.5, "ducked through the loopback: \(ducked) dBFS")
+            #expect(abs(back - mainLevel) < 0.5, "given back: \(back) dBFS")
         }
 
         @Test(

@@ -71,11 +71,41 @@ extension DaemonTests {
             let status = host.reap()
             #expect(status == 0, "the host ended with status \(status): \(rig.errors())")
             let restore = try await rig.heardBack(from: mark)
-            let limit = HostEndingTests.loopbackRestoreLimit(quantum: rig.recorder.engine.captureQuantum)
+            let limit = HostEndingTests.restoreBound(quantum: rig.recorder.engine.captureQuantum, throughLoopback: true)
             #expect(restore.map { $0 <= limit } ?? false, "heard back \(String(describing: restore)), limit \(limit)")
             print(
                 "[measure] sandboxed host, \(player.rawValue), MinimalHost's order: heard back "
                     + String(describing: restore))
+            try await rig.checkLeftBehind(ducked: false)
+        }
+
+        @Test(
+            "asked for soft volumes, a sandboxed host is told its watchdog shares its fate, ducks, and MinimalHost's order gives the player back",
+            arguments: EndingPlayer.allCases)
+        func softVolumesShareFate(player: EndingPlayer) async throws {
+            try Daemon.requirePrivate()
+            let rig = try await Rig(player)
+            defer { rig.stop() }
+            let host = try rig.host(manager: true, softVolumes: true)
+            defer { host.kill() }
+            try await rig.duck(host, softVolumes: true)
+            // The event a live host receives: its watchdog would die with the sandbox, and why.
+            let told = rig.errors()
+            #expect(
+                told.contains("event: ") && told.contains("this process runs in a Flatpak sandbox")
+                    && !told.contains("ducked through loopbacks"),
+                "no watchdog-shares-fate event, or a loopback: \(told)")
+            let mark = rig.recorder.mark()
+            host.send(HostEnding.minimalHostOrder.commands ?? "")
+            let status = host.reap()
+            #expect(status == 0, "the host ended with status \(status): \(rig.errors())")
+            let restore = try await rig.heardBack(from: mark)
+            let limit = HostEndingTests.restoreBound(
+                quantum: rig.recorder.engine.captureQuantum, throughLoopback: false)
+            print(
+                "[measure] sandboxed host on soft volumes, \(player.rawValue), MinimalHost's order: heard back \(String(describing: restore))"
+            )
+            #expect(restore.map { $0 <= limit } ?? false, "heard back \(String(describing: restore)), limit \(limit)")
             try await rig.checkLeftBehind(ducked: false)
         }
 
@@ -107,7 +137,7 @@ extension DaemonTests {
                 "[measure] sandbox killed whole while ducked, \(player.rawValue): heard back "
                     + String(describing: restore)
                     + String(format: ", %+.2f dB from the user's volume 1 s after", after - rig.userLevel))
-            let limit = HostEndingTests.loopbackRestoreLimit(quantum: rig.recorder.engine.captureQuantum)
+            let limit = HostEndingTests.restoreBound(quantum: rig.recorder.engine.captureQuantum, throughLoopback: true)
             #expect(restore.map { $0 <= limit } ?? false, "heard back \(String(describing: restore)), limit \(limit)")
             #expect(
                 abs(after - rig.userLevel) < 0.5, "the player plays at \(after) dBFS (the user's: \(rig.userLevel))")
@@ -146,24 +176,26 @@ extension DaemonTests {
                 try await recorder.waitForTone(mainTone, atLeast: userLevel - 1, timeout: .seconds(10))
             }
 
-            /// The `adopting-host` helper in the sandbox, adopting the player.
-            func host(manager: Bool) throws -> UnitProcess {
+            /// The `adopting-host` helper in the sandbox, adopting the player; `softVolumes` asks for that
+            /// carrier instead of the engine's own choice.
+            func host(manager: Bool, softVolumes: Bool = false) throws -> UnitProcess {
                 try UnitProcess(
-                    [player.applicationName, "--own-main"] + (manager ? ["--manager"] : []),
+                    [player.applicationName, "--own-main"] + (manager ? ["--manager"] : [])
+                        + (softVolumes ? ["--soft-volumes"] : []),
                     prefix: sandbox.prefix, executable: UnitProcess.sibling("adopting-host"), errorLog: log)
             }
 
-            /// Waits for the adoption, ducks, and checks the player is heard 20 dB down.
-            func duck(_ host: UnitProcess) async throws {
+            /// Waits for the adoption, ducks, and checks the player is heard 20 dB down: through its
+            /// loopback the player plays at the user's volume and the loopback at the session's gain; on
+            /// its soft volumes (`softVolumes`) it plays at the session's gain, the user's volume the host's.
+            func duck(_ host: UnitProcess, softVolumes: Bool = false) async throws {
                 let adopted = try host.line(timeout: .seconds(15))
                 try #require(adopted.hasPrefix("adopted "), "adopting-host: \(adopted) \(errors())")
                 #expect(try host.ask("duck") == "ducked")
                 try await recorder.record(for: .milliseconds(600))
                 let (ducked, windows) = try recorder.steadyMainLevelNow()
-                // Through its loopback the player plays at the user's volume, and the loopback at the
-                // session's gain.
                 #expect(
-                    abs(ducked - (userLevel - 20)) < 0.5,
+                    abs(ducked - ((softVolumes ? mainLevel : userLevel) - 20)) < 0.5,
                     "the sandboxed host did not duck: \(ducked) dBFS; by 100 ms: \(windows)")
             }
 

@@ -11,9 +11,13 @@ final class SessionRig {
     let recorder: SinkRecorder
     let log: EventLog<SessionEvent>
 
-    init(policy: SessionPolicy = .default, layout: StreamLayout = .perStream) throws {
+    init(
+        policy: SessionPolicy = .default, layout: StreamLayout = .perStream,
+        adoptionCarrier: AdoptionCarrier = .automatic
+    ) throws {
         try Daemon.ensureRunning()
-        engine = try PipeWireEngine(applicationName: "SharedSession session tests", layout: layout)
+        engine = try PipeWireEngine(
+            applicationName: "SharedSession session tests", adoptionCarrier: adoptionCarrier, layout: layout)
         session = SharedSession(engine: engine, policy: policy)
         recorder = try SinkRecorder()
         log = EventLog(session: session)
