@@ -3,11 +3,13 @@
 
     report.py RESULTS-DIR OUTPUT.md
     report.py --check-xruns RESULTS-DIR   exit 1 if our nodes glitched in cycles the peer's did not
+    report.py --check-figures RESULTS-DIR exit 1 if a figure the tests bound has its median past its quiet value
 """
 import re
 import sys
 from pathlib import Path
 
+from report_figures import check_figures, figures_section
 from report_results import (
     OWN_XRUN_TOLERANCE,
     check,
@@ -241,6 +243,7 @@ def write(out, target):
     analysis = Path(__file__).with_name("analysis.md")
     voice_sections(out, md)
     clock_section(out, md)
+    md += figures_section(out)
     if bench:
         md.append("## 5. Coordination cost (in-process, ordo-one/benchmark)\n")
         md.append(
@@ -430,6 +433,11 @@ def remote_section(out):
 if __name__ == "__main__":
     if sys.argv[1] == "--check-xruns":
         check(Path(sys.argv[2]))
+    elif sys.argv[1] == "--check-figures":
+        failed = check_figures(Path(sys.argv[2]))
+        for line in failed:
+            print(f"report.py: a median passed its quiet figure: {line}", file=sys.stderr)
+        sys.exit(1 if failed else 0)
     elif sys.argv[1] == "--remote-section":
         print("\n".join(remote_section(Path(sys.argv[2]))))
     else:
