@@ -29,7 +29,7 @@ def deaths(out):
         released, gain = figures.setdefault(int(version.group(1)), ([], []))
         released += [float(v) for v in groups[0].split()]
         gain += [float(v) for v in groups[1].split()]
-    load = dict(re.findall(r"^(load-before|load-after) (.*)$", text, re.M))
+    load = dict(re.findall(r"^(date|commit|cores|load-before|load-after) (.*)$", text, re.M))
     return figures, load
 
 
@@ -48,8 +48,9 @@ def section(out):
         "session's `unitReleased` event for the unit, and its first upward `mainGainChanged` (the restore), off "
         "its socket. Kill, kernel, the host's event loop and pool, the session, the event's way out through the "
         "server and the watcher's own read are all in it. From `Benchmarks/unit-death` (the Tests' "
-        f"`ForeignUnitTests`, 20 kills per wire version a run, debug build; load {load.get('load-before', '?')} "
-        f"before, {load.get('load-after', '?')} after), median / worst.\n"
+        f"`ForeignUnitTests`, 20 kills per wire version a run, debug build; {load.get('date', '?')}, commit "
+        f"{load.get('commit', '?')}, {load.get('cores', '?')} cores, load {load.get('load-before', '?')} before, "
+        f"{load.get('load-after', '?')} after), median / worst.\n"
     )
     md.append("| unit | kills | kill → `unitReleased` read | kill → gain restore read | the tests' bound (each death) |")
     md.append("| --- | ---: | ---: | ---: | ---: |")
