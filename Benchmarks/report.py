@@ -24,6 +24,7 @@ from report_results import (
     wall_quartiles_ns,
     xrun_result,
 )
+from report_unit_death import section as unit_death_section
 
 
 def clock_section(out, md):
@@ -239,6 +240,7 @@ def write(out, target):
         md.append("No fault summary: see `.build/results/faults.err`.\n")
 
     md += remote_section(out)
+    md += unit_death_section(out)
 
     analysis = Path(__file__).with_name("analysis.md")
     voice_sections(out, md)

@@ -8,76 +8,70 @@ import Testing
 #endif
 
 extension RemoteTests {
-    /// A unit written from the protocol's documentation alone, in Python, not on `RemoteSession`: its
-    /// death is timed from the kill the test sends to the `unitReleased` input the host's session takes.
+    /// Units written from the wire protocol's documentation alone, in Python, not on `RemoteSession`, in
+    /// both versions of the wire: each joins, takes voice and ducks the movie (heard in the rendered
+    /// audio), and is SIGKILLed. Its death is timed from outside the host: a second Python unit,
+    /// `death-watch.py`, kills it and reads on its own clock when the session's events report it gone.
     @Suite("A unit written without the client library", .serialized)
     struct ForeignUnitTests {
-        /// One render quantum at 1024 frames and 48 kHz.
-        static let quantum = Duration.microseconds(21_333)
-
-        /// The unit: the hello, a voice session and a duck as the SharedSessionRemote article's
-        /// protocol section and `RemoteProtocol` describe them, one JSON object a line; then it prints
-        /// `ready` and reads its events until it is killed.
-        static let script = #"""
-            import json, socket, sys
-            path, owner = sys.argv[1], sys.argv[2]
-            unit = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            unit.connect(path)
-            lines = unit.makefile("rb")
-            def send(message):
-                unit.sendall((json.dumps(message) + "\n").encode())
-            def wait(key, value=None):
-                for line in lines:
-                    message = json.loads(line)
-                    if key in message and (value is None or message[key] == value):
-                        return message
-                    if "refused" in message:
-                        sys.exit("refused: %s" % message["refused"])
-                sys.exit("the host closed the connection")
-            send({"hello": {"protocol": 1, "owner": owner}})
-            wait("welcome")
-            send({"id": 1, "input": {"kind": "acquire", "lease": 0, "owner": owner, "type": "voice"}})
-            if "error" in wait("reply", 1): sys.exit("no voice session")
-            send({"id": 2, "input": {"kind": "duck", "lease": 0, "request": {"owner": owner, "style": {"kind": "duck"}}}})
-            if "error" in wait("reply", 2): sys.exit("no duck")
-            print("ready", flush=True)
-            for line in lines: pass
-            """#
-
+        static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "Fixtures")
         static let python = "/usr/bin/python3"
+        static let kills = 20
+
+        /// One run's death as `death-watch.py` timed it, in milliseconds from its kill.
+        struct Death {
+            var released: Double
+            var gain: Double
+        }
 
         @Test(
-            "a Python unit SIGKILLed 20 times: the host hears of each death within a quantum of the kill (median)",
+            "a Python unit of either wire version SIGKILLed 20 times: its duck heard, its death reported to the host",
             .enabled("needs /usr/bin/python3 (in CI this runs, and fails without it)") {
                 access(ForeignUnitTests.python, X_OK) == 0 || Requirements.all
-            })
-        func killedForeignUnit() throws {
+            },
+            arguments: [1, 2])
+        func killedForeignUnit(version: Int) throws {
             let python = Self.python
             try #require(access(python, X_OK) == 0, "/usr/bin/python3 is not installed")
-            let rig = try RemoteRig("python")
+            let rig = try RemoteRig("python-v\(version)")
             rig.session.mainVolume = 0.8
-            var delays: [Duration] = []
-            for run in 0..<20 {
-                let owner = "python-\(run)"
-                let unit = try UnitProcess(["-c", Self.script, rig.server.path, owner], executable: python)
+            let watch = try UnitProcess(
+                [Self.fixtures.appending(path: "death-watch.py").path, rig.server.path], executable: python)
+            #expect(try watch.line() == "watching")
+            var deaths: [Death] = []
+            for run in 0..<Self.kills {
+                let owner = "python-\(version)-\(run)"
+                let unit = try UnitProcess(
+                    [Self.fixtures.appending(path: "foreign-unit.py").path, rig.server.path, owner, "\(version)"],
+                    executable: python)
                 #expect(try unit.line() == "ready", "run \(run)")
-                #expect(rig.holders() == [owner])
-                let killedAt = ContinuousClock.now
-                _ = Glibc.kill(unit.pid, SIGKILL)
+                #expect(rig.holders() == [owner], "run \(run)")
+                // The duck heard: the movie at the host's volume × the policy's duck level.
+                let ducked = try rig.mainLevel(after: 400)
+                #expect(
+                    abs(ducked - RemoteRig.level(atGain: 0.08)) < 0.1,
+                    "run \(run): the movie at \(ducked) dB under the unit's duck")
+                watch.send("kill \(unit.pid) \(owner)")
+                let report = try watch.line().split(separator: " ")
                 unit.reap()
+                try #require(report.count == 6 && report[0] == "dead", "run \(run): \(report)")
+                deaths.append(Death(released: Double(report[3]) ?? .infinity, gain: Double(report[5]) ?? .infinity))
                 try waitUntil("run \(run): the dead unit's release") { rig.unitReleased(owner) != nil }
-                let released = try #require(rig.unitReleased(owner))
-                delays.append(released - killedAt)
                 #expect(rig.holders().isEmpty, "run \(run)")
                 #expect(rig.session.snapshot.mainGain == 0.8, "run \(run)")
+                // And the movie heard back at the host's volume.
+                let restored = try rig.mainLevel(after: 600)
+                #expect(
+                    abs(restored - RemoteRig.level(atGain: 0.8)) < 0.1,
+                    "run \(run): the movie at \(restored) dB after the unit's death")
+                #expect(
+                    deaths[run].released <= RemoteTests.deathBound.inSeconds * 1000,
+                    "run \(run): the death reported \(deaths[run].released) ms after the kill")
             }
-            let sorted = delays.sorted()
-            let median = sorted[sorted.count / 2]
-            let milliseconds = sorted.map { String(format: "%.1f", $0.inSeconds * 1000) }
             print(
-                "[measure] a Python unit SIGKILLed 20 times: unitReleased after the kill, median \(milliseconds[sorted.count / 2]) ms, worst \(milliseconds.last!) ms (all: \(milliseconds.joined(separator: " ")))"
-            )
-            #expect(median < Self.quantum, "median \(median) from the kill to unitReleased")
+                "[measure] remote unit death, outside: Python v\(version) unit SIGKILLed \(Self.kills) times, "
+                    + "kill → unitReleased event read by death-watch.py \(Spread(deaths.map(\.released))); "
+                    + "kill → main gain restore event \(Spread(deaths.map(\.gain)))")
         }
     }
 }

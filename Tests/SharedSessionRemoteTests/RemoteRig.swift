@@ -1,3 +1,4 @@
+import Foundation
 import SharedSession
 import SharedSessionRemote
 import SharedSessionTestSupport
@@ -7,7 +8,30 @@ import Testing
 /// Every suite of the target, one at a time: the kill schedules time the release against a render
 /// quantum, and the flood test loads the CPU on purpose.
 @Suite("SharedSessionRemote", .serialized)
-enum RemoteTests {}
+enum RemoteTests {
+    /// How long after its kill a unit's death may take to reach the host: a behaviour bound (a movie left
+    /// ducked this long after its caller died is heard stuck), at least 5× the quiet machine's worst
+    /// figure so a loaded machine keeps it. The figures themselves are `[measure]` lines, and
+    /// `Benchmarks/run` publishes them over many runs.
+    static let deathBound = Duration.milliseconds(500)
+}
+
+/// Median, worst and every value of a run of figures in milliseconds, as a `[measure]` line prints them.
+struct Spread: CustomStringConvertible {
+    let sorted: [Double]
+
+    init(_ values: [Double]) { sorted = values.sorted() }
+
+    init(_ durations: [Duration]) { self.init(durations.map { $0.inSeconds * 1000 }) }
+
+    var median: Double { sorted.isEmpty ? .nan : sorted[sorted.count / 2] }
+    var worst: Double { sorted.last ?? .nan }
+
+    var description: String {
+        let all = sorted.map { String(format: "%.2f", $0) }.joined(separator: " ")
+        return String(format: "median %.2f ms, worst %.2f ms (n = %d: ", median, worst, sorted.count) + all + ")"
+    }
+}
 
 /// A host on the offline engine serving its session: the main stream a constant 0.5, a server on a
 /// socket of its own, and every input the session received with its time.

@@ -13,9 +13,6 @@ extension RemoteTests {
     /// A unit in a real helper process (`remote-unit`) against a host on the offline engine.
     @Suite("A unit in another process", .serialized)
     struct RemoteUnitTests {
-        /// One quantum of 1024 frames at 48 kHz: how long a dead unit's duck may outlive its connection.
-        static let quantum = Duration.microseconds(21_333)
-
         @Test("a unit process joins, takes voice, ducks the movie and leaves; everything comes back")
         func joinDuckVoiceLeave() throws {
             let rig = try RemoteRig("join")
@@ -70,7 +67,7 @@ extension RemoteTests {
             #expect(try unit.line() == "ok events")
         }
 
-        @Test("a killed unit's duck and voice are given back within one quantum; reconnecting starts from nothing")
+        @Test("a killed unit's duck and voice are given back as it dies; reconnecting starts from nothing")
         func killAndReconnect() throws {
             let rig = try RemoteRig("kill")
             rig.session.mainVolume = 0.9
@@ -81,7 +78,10 @@ extension RemoteTests {
             let reaped = try #require(unit.reapedAt)
             try waitUntil("the killed unit's leases to go") { rig.unitReleased("watch-party") != nil }
             let released = try #require(rig.unitReleased("watch-party"))
-            #expect(released - reaped < Self.quantum, "released \(released - reaped) after the kernel reaped the unit")
+            print("[measure] remote kill and reconnect: reaped → unitReleased \(released - reaped)")
+            #expect(
+                released - reaped < RemoteTests.deathBound,
+                "released \(released - reaped) after the kernel reaped the unit")
             #expect(rig.holders().isEmpty)
             #expect(rig.session.snapshot.mainGain == 0.9)
             #expect(rig.releaseReasons("watch-party") == ["its connection closed"])
