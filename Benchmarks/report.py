@@ -66,7 +66,10 @@ def voice_sections(out, md):
     echo = out / "echo-room.md"
     if echo.exists():
         md.append("## 9. Echo cancellation of the voice chat\n")
-        md.append("`echo-room` (on the private daemon): ERLE and the near-end talker kept, with the canceller and without.\n")
+        md.append(
+            "`echo-room` (on the private daemon): ERLE and the near-end talker kept, with the canceller and without, "
+            "and the echo test's room run many times (median and worst beside the test's bounds).\n"
+        )
         md.append(echo.read_text())
 
 

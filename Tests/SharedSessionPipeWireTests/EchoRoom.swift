@@ -3,6 +3,7 @@ import SharedSession
 @_spi(Testing) import SharedSessionPipeWire
 import SharedSessionTestSupport
 import SharedSessionTesting
+import Synchronization
 import Testing
 
 /// A simulated room on the private daemon, for measuring echo cancellation: the session plays a movie
@@ -10,6 +11,8 @@ import Testing
 /// attenuated, into the daemon's stand-in microphone (`sharedsession-voice-in`), together with a
 /// near-end talker; an "ear" (a third engine) records what the microphone hears. The session's voice
 /// capture is what the unit receives: the microphone, echo-cancelled when the canceller is on.
+/// The room's delay is held by a ``DelayLine`` (an acoustic path does not change its length when the
+/// machine is busy), so a run on a loaded machine measures the canceller in the same room as a quiet one.
 final class EchoRoom {
     /// The stand-in microphone's sink side (Scripts/pipewire-headless).
     static let microphone = "sharedsession-voice-in"
@@ -50,6 +53,8 @@ final class EchoRoom {
     let heard = try! AudioRingBuffer(minimumCapacity: 48_000 * 4)
     /// The sink's monitor, which the room plays back delayed into the microphone.
     private let echoRing: AudioRingBuffer
+    /// Plays the sink's monitor back into the microphone `delay` behind it.
+    let echoLine: DelayLine
     private var echoStream: StreamHandle?
     private var roomSession: SharedSession
 
@@ -68,11 +73,11 @@ final class EchoRoom {
             Int(delay.components.attoseconds / 1_000_000_000_000_000) * Self.rate / 1000
             + Int(delay.components.seconds) * Self.rate
         echoRing = try AudioRingBuffer(minimumCapacity: 48_000 * 2)
-        _ = echoRing.write([Float](repeating: 0, count: delayFrames * 2))
+        echoLine = DelayLine(ring: echoRing, delayFrames: delayFrames)
         try room.startMonitorRecording(into: echoRing, sink: "sharedsession-sink")
         echoStream = try roomSession.openStream(
             StreamDescriptor(name: "room echo", role: .communication, target: Self.microphone),
-            source: RingBufferSource(ring: echoRing), owner: "room")
+            source: echoLine, owner: "room")
         try echoStream?.setVolume(attenuation)
         try ear.startMonitorRecording(into: heard, sink: Self.microphone)
     }
@@ -132,4 +137,47 @@ final class EchoRoom {
     }
 
     static func decibels(_ power: Double) -> Double { 10 * log10(max(power, 1e-20)) }
+}
+
+/// The room's acoustic path: plays what the sink's monitor recorded into `ring`, `delayFrames` behind
+/// it however the two streams' cycles fall. A plain ring source plays whatever is queued, so the delay
+/// was whatever the two streams' start-up left in the ring: on a busy machine anything from none to
+/// four times the delay asked, and the canceller's figure followed the room rather than the canceller.
+/// Render thread only; it never locks, allocates or waits.
+final class DelayLine: AudioSource {
+    let ring: AudioRingBuffer
+    let delayFrames: Int
+    /// The fewest and most frames held at a render since the stream began playing the echo.
+    private let fewest = Atomic<Int>(Int.max)
+    private let most = Atomic<Int>(0)
+
+    init(ring: AudioRingBuffer, delayFrames: Int) {
+        self.ring = ring
+        self.delayFrames = delayFrames
+    }
+
+    /// The fewest and most frames of delay the echo was played with (after the line first filled).
+    var heldRange: ClosedRange<Int> {
+        let low = fewest.load(ordering: .relaxed)
+        return low == Int.max ? 0...0 : low...max(low, most.load(ordering: .relaxed))
+    }
+
+    func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        let channels = ring.channels
+        var available = ring.availableToRead
+        // Not `delayFrames` of history yet: silence, and the line fills while the monitor records.
+        guard available >= delayFrames + frames else {
+            buffer.update(repeating: 0, count: frames * channels)
+            return frames
+        }
+        // More than a quantum beyond the delay (the monitor ran ahead): drop the oldest, through
+        // `buffer` itself, which the read below then fills.
+        while available > delayFrames + 2 * frames {
+            available -= ring.read(into: buffer, frames: min(frames, available - delayFrames - frames))
+        }
+        let delay = available - frames
+        if delay < fewest.load(ordering: .relaxed) { fewest.store(delay, ordering: .relaxed) }
+        if delay > most.load(ordering: .relaxed) { most.store(delay, ordering: .relaxed) }
+        return ring.read(into: buffer, frames: frames)
+    }
 }

@@ -15,6 +15,12 @@ extension DaemonTests {
             let nearEndKept: Double
         }
 
+        /// The echo clearly cancelled: ERLE at least this, in dB (Benchmarks' echo-room prints it beside
+        /// its figures).
+        static let clearlyCancelled = 10.0
+        /// The near-end talker kept: its level in the capture against in the microphone, in dB.
+        static let talkerKept = -10.0...1.0
+
         /// Plays the movie, holds a voice session with `configuration`, lets the canceller converge with
         /// the movie's echo alone, then has the near-end talker speak over it (double talk), and measures.
         static func measure(
@@ -31,6 +37,7 @@ extension DaemonTests {
             let (captured, heard) = try await room.record(for: .seconds(15))
             let cancelling = room.engine.isEchoCancelling
             let nodes = EchoRoom.nodes(containing: "echo-cancel")
+            let held = room.echoLine.heldRange
             // The echo alone once the canceller has had 6 s (it was seen to take 3.5 to 5 s to converge);
             // then the talker over it.
             let echoWindow = 6.0...9.0
@@ -45,7 +52,10 @@ extension DaemonTests {
             print(
                 "[measure] echo (\(configuration.mode), delay \(delay) + the graph's, echo "
                     + "\(LevelMeter.decibels(Double(attenuation))) dB): echo in the microphone "
-                    + "\(EchoRoom.decibels(echoHeard)) dBFS, in the capture \(EchoRoom.decibels(echoCaptured)) dBFS: ERLE \(figures.erle) dB; near end in the microphone \(EchoRoom.decibels(nearHeard)) dBFS, kept \(figures.nearEndKept) dB; captured \(captured.count / 2) frames, heard \(heard.count / 2)"
+                    + "\(EchoRoom.decibels(echoHeard)) dBFS, in the capture \(EchoRoom.decibels(echoCaptured)) dBFS: ERLE "
+                    + "\(figures.erle) dB; near end in the microphone \(EchoRoom.decibels(nearHeard)) dBFS, kept "
+                    + "\(figures.nearEndKept) dB; captured \(captured.count / 2) frames, heard \(heard.count / 2); "
+                    + "the room's delay held at \(held.lowerBound * 1000 / EchoRoom.rate)-\(held.upperBound * 1000 / EchoRoom.rate) ms"
             )
             return (figures, cancelling, nodes)
         }
@@ -64,11 +74,13 @@ extension DaemonTests {
             let on = try await Self.measure(.voice)
             #expect(on.cancelling)
             #expect(on.nodes.count == 3, "the canceller's capture, reference and source: \(on.nodes)")
-            // Measured 17.6 to 18.4 dB over three runs (the WebRTC canceller of Debian 12's
-            // libwebrtc-audio-processing 0.3), the near-end talker 2.5 to 3.0 dB lower over the movie's echo
-            // (double talk; alone it keeps its level within 0.1 dB: SessionTests' voice capture test).
-            #expect(on.0.erle >= 12, "the movie's echo is cancelled")
-            #expect(on.0.nearEndKept >= -6 && on.0.nearEndKept <= 1, "the near-end talker is kept")
+            // Behaviour, not the figure (Benchmarks' echo-room publishes its median and worst, the
+            // Measurements article the figures): the echo clearly cancelled, at a tenth of its power or
+            // less, where an echo the canceller missed is within a few dB of the microphone's; the
+            // near-end talker kept over the movie's echo (double talk), no more than 10 dB down, where a
+            // canceller that suppressed the talk with the echo takes it out whole.
+            #expect(on.0.erle >= Self.clearlyCancelled, "the movie's echo is cancelled")
+            #expect(Self.talkerKept.contains(on.0.nearEndKept), "the near-end talker is kept")
         }
 
         /// Waits up to `timeout` until the daemon lists `count` canceller nodes of this process; returns them.

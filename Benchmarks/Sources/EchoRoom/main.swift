@@ -1,6 +1,6 @@
 // echo-room: how much of the movie the voice chat's echo canceller takes out of the microphone.
 //
-//   echo-room [--out DIR]
+//   echo-room [--out DIR] [--runs N]
 //
 // On a running PipeWire daemon with Scripts/pipewire-headless's stand-in microphone
 // (sharedsession-voice-in → sharedsession-voice), a simulated room: a session plays a movie (dialogue
@@ -9,11 +9,14 @@
 // and attenuated (-10.5 dB), and after 10 s a near-end talker speaks into the microphone over it; an
 // "ear" engine records what the microphone hears. The session holds a voice session, with a voiceChat
 // configuration (the engine cancels echo) or a playAndRecord one of mode default (it does not), and
-// its capture is what the unit receives. Reports, per delay, with the canceller and without:
+// its capture is what the unit receives. The room's delay is held (`DelayLine`), as an acoustic path
+// holds it on a busy machine. Reports, per delay, with the canceller and without:
 //   ERLE: the echo's level in the microphone minus in the capture, 6-9 s after the voice session
 //         began (the movie alone; the canceller was seen to take 3.5 to 5 s to converge);
 //   near end kept: the talker's level in the capture minus in the microphone, 10.5-14 s (double talk;
 //         the echo's power of the first window subtracted from each).
+// Then the room of PipeWireEchoCancelTests (40 ms) with the canceller N times (default 20): ERLE and
+// near end kept, median and worst, beside the bounds the test keeps.
 // Prints a Markdown report (and writes DIR/echo-room.md with --out). Needs espeak-ng and ffmpeg.
 import Foundation
 import SharedSession
@@ -127,11 +130,11 @@ func measure(cancelling: Bool, delayMilliseconds: Int, attenuation: Float) async
         room.shutdown()
         ear.shutdown()
     }
-    _ = echoRing.write([Float](repeating: 0, count: delayMilliseconds * rate / 1000 * 2))
+    let line = DelayLine(ring: echoRing, delayFrames: delayMilliseconds * rate / 1000)
     try room.startMonitorRecording(into: echoRing, sink: "sharedsession-sink")
     let echo = try roomSession.openStream(
         StreamDescriptor(name: "room echo", role: .communication, target: microphone),
-        source: RingBufferSource(ring: echoRing), owner: "room")
+        source: line, owner: "room")
     try echo.setVolume(attenuation)
     try ear.startMonitorRecording(into: heard, sink: microphone)
     let main = try session.openMainStream(source: try PCMBufferSource(samples: movie, loops: true))
@@ -164,38 +167,74 @@ func measure(cancelling: Bool, delayMilliseconds: Int, attenuation: Float) async
 }
 
 let attenuation: Float = 0.3
+let arguments = CommandLine.arguments
+let runs = arguments.firstIndex(of: "--runs").flatMap { $0 + 1 < arguments.count ? Int(arguments[$0 + 1]) : nil } ?? 20
 var report = """
     A simulated room on the private daemon: the movie (dialogue said by espeak-ng, looped, over a \
     low-passed noise bed) plays on the default sink; a room engine plays what the sink plays into the \
-    stand-in microphone `sharedsession-voice-in`, delayed and at \
-    \(String(format: "%.1f", 20 * log10(Double(attenuation)))) dB; from 10 s a near-end talker speaks into \
-    it too. ERLE: the echo's level in the microphone minus in the capture the unit receives, 6–9 s \
-    after the voice session began (the movie alone); near end kept: the talker's level in the capture \
-    minus in the microphone, 10.5–14 s (double talk, the echo's power subtracted). With the canceller: \
-    the voice configuration's mode `voiceChat` (PipeWire's echo-cancel module, WebRTC); without: \
-    `playAndRecord` of mode `default`.
+    stand-in microphone `sharedsession-voice-in`, delayed (held at that delay, as an acoustic path is) \
+    and at \(String(format: "%.1f", 20 * log10(Double(attenuation)))) dB; from 10 s a near-end talker \
+    speaks into it too. ERLE: the echo's level in the microphone minus in the capture the unit receives, \
+    6–9 s after the voice session began (the movie alone); near end kept: the talker's level in the \
+    capture minus in the microphone, 10.5–14 s (double talk, the echo's power subtracted). With the \
+    canceller: the voice configuration's mode `voiceChat` (PipeWire's echo-cancel module, WebRTC); \
+    without: `playAndRecord` of mode `default`.
 
     | delay on top of the graph's path | canceller | echo in the microphone, dBFS | ERLE, dB | near end in the microphone, dBFS | near end kept, dB |
     | --- | --- | ---: | ---: | ---: | ---: |
 
     """
-for delay in [20, 50, 80] {
-    for cancelling in [false, true] {
-        do {
-            let result = try await measure(cancelling: cancelling, delayMilliseconds: delay, attenuation: attenuation)
-            guard result.cancelling == cancelling else {
-                fail("the canceller was \(result.cancelling), not \(cancelling)")
-            }
-            report += String(
-                format: "| %d ms | %@ | %.1f | %.1f | %.1f | %+.1f |\n", delay, cancelling ? "on" : "off",
-                result.echoInMicrophone, result.erle, result.nearInMicrophone, result.kept)
-        } catch {
-            fail("\(error)")
-        }
+
+func measured(cancelling: Bool, delay: Int) async -> Result {
+    do {
+        let result = try await measure(cancelling: cancelling, delayMilliseconds: delay, attenuation: attenuation)
+        guard result.cancelling == cancelling else { fail("the canceller was \(result.cancelling), not \(cancelling)") }
+        return result
+    } catch {
+        fail("\(error)")
     }
 }
+
+for delay in [20, 50, 80] {
+    for cancelling in [false, true] {
+        let result = await measured(cancelling: cancelling, delay: delay)
+        report += String(
+            format: "| %d ms | %@ | %.1f | %.1f | %.1f | %+.1f |\n", delay, cancelling ? "on" : "off",
+            result.echoInMicrophone, result.erle, result.nearInMicrophone, result.kept)
+    }
+}
+
+// The room of PipeWireEchoCancelTests, many times: the figure its bounds are set against.
+var erles: [Double] = []
+var kepts: [Double] = []
+for _ in 0..<max(runs, 1) {
+    let result = await measured(cancelling: true, delay: 40)
+    erles.append(result.erle)
+    kepts.append(result.kept)
+}
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+report += """
+
+    The test's room (40 ms, the canceller on), \(erles.count) runs, as `PipeWireEchoCancelTests` \
+    measures it:
+
+    | figure | median | worst | best | the test's bound |
+    | --- | ---: | ---: | ---: | --- |
+
+    """
+report += String(
+    format: "| ERLE, dB | %.1f | %.1f | %.1f | ≥ %.0f (the echo clearly cancelled) |\n", median(erles),
+    erles.min() ?? 0, erles.max() ?? 0, EchoBounds.erle)
+report += String(
+    format: "| near end kept, dB | %+.1f | %+.1f | %+.1f | %+.0f to %+.0f (the talker kept) |\n", median(kepts),
+    kepts.min() ?? 0, kepts.max() ?? 0, EchoBounds.nearEndKept.lowerBound, EchoBounds.nearEndKept.upperBound)
+let eachRun = zip(erles, kepts).map { String(format: "%.1f / %+.1f", $0, $1) }
+report += "\nEach run, ERLE / near end kept (dB): " + eachRun.joined(separator: ", ") + "\n"
 print(report)
-let arguments = CommandLine.arguments
 if let index = arguments.firstIndex(of: "--out"), index + 1 < arguments.count {
     let url = URL(fileURLWithPath: arguments[index + 1]).appendingPathComponent("echo-room.md")
     do { try report.write(to: url, atomically: true, encoding: .utf8) } catch { fail("cannot write \(url.path)") }

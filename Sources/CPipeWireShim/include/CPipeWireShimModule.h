@@ -1,5 +1,6 @@
-// Loading a PipeWire module into the client's own context (pw_context_load_module) and knowing when
-// it is gone: a module can destroy itself (its connection broke, one of its streams was
+// Loading a PipeWire module into a context of its own beside the client's (pw_context_load_module; its
+// main loop iterated by the client's loop, so its events arrive on the client's loop thread) and knowing
+// when it is gone: a module can destroy itself (its connection broke, one of its streams was
 // disconnected), so the handle the engine keeps watches the module's destroy event.
 #ifndef CPIPEWIRESHIM_MODULE_H
 #define CPIPEWIRESHIM_MODULE_H
@@ -15,19 +16,20 @@ typedef struct CPipeWireShim_Module CPipeWireShim_Module;
 /// CPipeWireShim_moduleUnload (the handle stays valid and reports it gone until unloaded).
 typedef void (*CPipeWireShim_ModuleGone)(void *data);
 
-/// Loads `name` (e.g. "libpipewire-module-echo-cancel") with `args` (SPA JSON) into `context`.
-/// Returns NULL with errno set (ENOENT: no such module or plugin) if it cannot be loaded.
+/// Loads `name` (e.g. "libpipewire-module-echo-cancel") with `args` (SPA JSON) into a new context made
+/// with `context`'s config.name, whose loop `context`'s main loop iterates. Returns NULL with errno set
+/// (ENOENT: no such module or plugin) if it cannot be loaded.
 CPipeWireShim_Module *CPipeWireShim_moduleLoad(
     struct pw_context *context, const char *name, const char *args, CPipeWireShim_ModuleGone gone, void *data);
 
 /// Whether the module still exists.
 bool CPipeWireShim_moduleIsAlive(const CPipeWireShim_Module *handle);
 
-/// Destroys the module if it still exists, and frees the handle. The module is destroyed on the
-/// context's data thread, and this waits for it (about 1 ms, up to 3 ms seen for the echo canceller, during
-/// which no process callback of the context runs): a module's streams cannot then be torn down under
-/// their own process callbacks (module.c says why). Call it with the loop lock held, never on the data
-/// thread.
+/// Destroys the module if it still exists, then its context, and frees the handle. The module is
+/// destroyed on its context's data thread, and this waits for it (during which no process callback of
+/// that context runs): a module's streams cannot then be torn down under their own process callbacks,
+/// and every call of the teardown passes PipeWire 1.x's loop check (module.c says why). Call it with
+/// the loop lock held, never on the data thread.
 void CPipeWireShim_moduleUnload(CPipeWireShim_Module *handle);
 
 #endif
