@@ -17,7 +17,7 @@ final class SessionRig {
     ) throws {
         try Daemon.ensureRunning()
         engine = try PipeWireEngine(
-            applicationName: "SharedSession session tests", adoptionCarrier: adoptionCarrier, layout: layout)
+            applicationName: "SharedSession session tests", layout: layout, adoptionCarrier: adoptionCarrier)
         session = SharedSession(engine: engine, policy: policy)
         recorder = try SinkRecorder()
         log = EventLog(session: session)
