@@ -265,9 +265,10 @@ extension DaemonTests {
             defer { rig.stop() }
             let main = try rig.adoption.adoptMain(AdoptionRule(.applicationName("pw-play")))
             _ = try rig.startPwPlay(try toneFile(mainTone, amplitude: 0.5, seconds: 30))
-            try await rig.wait("pw-play adopted", timeout: .seconds(10)) {
+            let adopted = try await rig.wait("pw-play adopted", timeout: .seconds(10)) {
                 if case .adopted = $0 { true } else { false }
             }
+            guard case .adopted(_, let node, _, _) = adopted else { Issue.record("not adopted: \(adopted)"); return }
             try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1, timeout: .seconds(10))
             let duck = rig.session.duck(owner: "feed")
             defer { duck.release() }
@@ -282,6 +283,10 @@ extension DaemonTests {
             try waitUntil("the loopback unloaded while the host runs", timeout: .seconds(5)) {
                 HostEndingTests.loopbackNodes().isEmpty
             }
+            // The move back is the session manager's: the node's target in the default metadata is gone, so
+            // it follows the default sink again, not the sink of the loopback it was ducked through.
+            let targets = Daemon.run("pw-metadata", ["-n", "default", "\(node)"]).output
+            #expect(!targets.contains("key:'target.object'"), "the node keeps a target: \(targets)")
             print("[adoption] loopback give-back: ducked \(ducked), back \(back) dBFS")
             #expect(abs(ducked - (mainLevel - 20)) < 0.5, "ducked through the loopback: \(ducked) dBFS")
             #expect(abs(back - mainLevel) < 0.5, "given back: \(back) dBFS")

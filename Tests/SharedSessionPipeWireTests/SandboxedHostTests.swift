@@ -89,10 +89,11 @@ extension DaemonTests {
             let host = try rig.host(manager: true, softVolumes: true)
             defer { host.kill() }
             try await rig.duck(host, softVolumes: true)
-            // The event a live host receives: its watchdog would die with the sandbox, and why.
+            // The event a live host receives (adopting-host prints each as `event: …`; the engine's log says
+            // the same, so only the event line counts): its watchdog would die with the sandbox, and why.
             let told = rig.errors()
             #expect(
-                told.contains("event: ") && told.contains("this process runs in a Flatpak sandbox")
+                told.contains("event: this process runs in a Flatpak sandbox")
                     && !told.contains("ducked through loopbacks"),
                 "no watchdog-shares-fate event, or a loopback: \(told)")
             let mark = rig.recorder.mark()
