@@ -160,7 +160,7 @@ struct DuckStack: Sendable {
             applied.append(.deepestDuckLevel(limits.deepestDuckLevel))
         }
         var hold = request.maximumHold
-        if let maximum = limits.maximumHold, hold.map({ $0 > maximum }) ?? false {
+        if let maximum = limits.maximumHold, hold.map({ $0 > maximum }) ?? true {
             hold = maximum
             applied.append(.maximumHold(maximum))
         }
