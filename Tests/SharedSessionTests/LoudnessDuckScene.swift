@@ -166,11 +166,12 @@ struct LoudnessDuckScene {
 
     /// Voice − movie as heard by FFmpeg's meter over 3 s windows every second in `seconds`, LU.
     static func differences(_ rendered: Rendered, seconds: Range<Int>) throws -> [Double] {
-        try stride(from: seconds.lowerBound, through: seconds.upperBound - 3, by: 1).map { start in
-            let range = (start * rate)..<((start + 3) * rate)
-            return try LoudnessDuckTests.ffmpegLoudness(rendered.voice, frames: range)
-                - LoudnessDuckTests.ffmpegLoudness(rendered.main, frames: range)
+        let windows = stride(from: seconds.lowerBound, through: seconds.upperBound - 3, by: 1).map {
+            ($0 * rate)..<(($0 + 3) * rate)
         }
+        let voice = try LoudnessDuckTests.ffmpegLoudness(rendered.voice, windows: windows)
+        let main = try LoudnessDuckTests.ffmpegLoudness(rendered.main, windows: windows)
+        return zip(voice, main).map { $0 - $1 }
     }
 
     /// The median and the 5th and 95th percentiles of `values`.

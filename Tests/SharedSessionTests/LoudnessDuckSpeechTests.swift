@@ -83,15 +83,19 @@ struct LoudnessDuckSpeechTests {
     /// Voice − movie from 3 s into each turn of at least 4 s: the turn's loudness (its speaker's, as
     /// `ebur128` integrates it) over the movie's as heard in 1 s windows every 0.5 s up to the turn's end.
     static func turnDifferences(_ rendered: Scene.Rendered, turns: [Range<Int>]) throws -> [Double] {
-        var differences: [Double] = []
-        for turn in turns where turn.count >= 4 * rate {
-            let voice = try LoudnessDuckTests.ffmpegLoudness(rendered.voice, frames: turn)
-            for start in stride(from: turn.lowerBound + 3 * rate, through: turn.upperBound - rate, by: rate / 2) {
-                let movie = try LoudnessDuckTests.ffmpegLoudness(rendered.main, frames: start..<(start + rate))
-                differences.append(voice - movie)
+        let measured = turns.filter { $0.count >= 4 * rate }
+        let voices = try LoudnessDuckTests.ffmpegLoudness(rendered.voice, windows: measured)
+        let windows = measured.map { turn in
+            stride(from: turn.lowerBound + 3 * rate, through: turn.upperBound - rate, by: rate / 2).map {
+                $0..<($0 + rate)
             }
         }
-        return differences
+        var movies = try LoudnessDuckTests.ffmpegLoudness(rendered.main, windows: windows.flatMap { $0 })[...]
+        return zip(voices, windows).flatMap { voice, turnWindows in
+            let movie = movies.prefix(turnWindows.count)
+            movies = movies.dropFirst(turnWindows.count)
+            return movie.map { voice - $0 }
+        }
     }
 
     /// The 10 ms blocks in which the voice speaks (a peak at the threshold within the last 300 ms),
@@ -119,11 +123,13 @@ struct LoudnessDuckSpeechTests {
             case .fixedDuck: [(8 * rate, .takeFixedDuck), (14 * rate, .releaseFixedDuck)]
             }
         let rendered = try Scene.render(movie: movie, voice: voice, margin: margin, actions: actions)
-        let windows = try stride(from: 3.0, through: Double(seconds) - 3, by: 1).map { start in
-            let range = Int(start * Double(rate))..<Int((start + 3) * Double(rate))
-            return try LoudnessDuckTests.ffmpegLoudness(rendered.voice, frames: range)
-                - LoudnessDuckTests.ffmpegLoudness(rendered.main, frames: range)
+        let ranges = stride(from: 3.0, through: Double(seconds) - 3, by: 1).map { start in
+            Int(start * Double(rate))..<Int((start + 3) * Double(rate))
         }
+        let windows = zip(
+            try LoudnessDuckTests.ffmpegLoudness(rendered.voice, windows: ranges),
+            try LoudnessDuckTests.ffmpegLoudness(rendered.main, windows: ranges)
+        ).map { $0 - $1 }
         let spread = Scene.spread(windows)
         // Rises: the movie as heard (its depth) above the lowest of the 2 s before, while someone
         // speaks, once the duck has settled (3 s); the 2.5 s after the host's or the fixed duck's own move up

@@ -137,19 +137,46 @@ struct LoudnessDuckTests {
 
     /// FFmpeg's integrated (gated) loudness of `samples[range]` (frames), stereo at 48 kHz.
     static func ffmpegLoudness(_ samples: [Float], frames range: Range<Int>) throws -> Double {
+        try ffmpegLoudness(samples, windows: [range])[0]
+    }
+
+    /// FFmpeg's integrated (gated) loudness of each of `windows` of `samples` (frames), stereo at 48 kHz,
+    /// from one ffmpeg process: the windows are cut from one file to the sample (`atrim`) and each is
+    /// metered by an `ebur128` of its own (named `ebur128@wN` in the report), so each reads what the
+    /// window alone in a file of its own reads, without an ffmpeg started per window.
+    static func ffmpegLoudness(_ samples: [Float], windows: [Range<Int>]) throws -> [Double] {
+        guard let first = windows.map(\.lowerBound).min(), let last = windows.map(\.upperBound).max() else { return [] }
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
             "loudness-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).wav"
         ).path
         defer { unlink(path) }
-        try WAVFile.write(Array(samples[(range.lowerBound * 2)..<(range.upperBound * 2)]), to: path)
+        try WAVFile.write(Array(samples[(first * 2)..<(last * 2)]), to: path)
+        var graph = "[0:a]asplit=\(windows.count)" + windows.indices.map { "[s\($0)]" }.joined()
+        var arguments = ["-hide_banner", "-nostats", "-i", path]
+        for (index, window) in windows.enumerated() {
+            graph +=
+                ";[s\(index)]atrim=start_sample=\(window.lowerBound - first):end_sample=\(window.upperBound - first),"
+                + "ebur128@w\(index)=framelog=verbose[o\(index)]"
+        }
+        arguments += ["-filter_complex", graph]
+        for index in windows.indices { arguments += ["-map", "[o\(index)]", "-f", "null", "-"] }
         let report = try Tool.errorOutput(
-            of: "ffmpeg", ["-hide_banner", "-nostats", "-i", path, "-af", "ebur128", "-f", "null", "-"],
-            missing: "ffmpeg is not installed: run Scripts/install media")
-        guard let summary = report.range(of: "Integrated loudness:"),
-            let line = report[summary.upperBound...].split(separator: "\n").first(where: { $0.contains("I:") }),
-            let value = line.split(separator: " ").compactMap({ Double($0) }).first
-        else { throw LoudnessReportMissing(report: String(report.suffix(400))) }
-        return value
+            of: "ffmpeg", arguments, missing: "ffmpeg is not installed: run Scripts/install media")
+        // Each meter's summary: "[ebur128@wN @ 0x…] Summary:", then its "I: … LUFS" line.
+        var readings: [Int: Double] = [:]
+        var meter: Int?
+        for line in report.split(separator: "\n") {
+            if line.hasPrefix("[ebur128@w"), line.hasSuffix("Summary:") {
+                meter = Int(line.dropFirst("[ebur128@w".count).prefix { $0.isNumber })
+            } else if let index = meter, line.contains("I:") {
+                readings[index] = line.split(separator: " ").compactMap { Double($0) }.first
+                meter = nil
+            }
+        }
+        return try windows.indices.map { index in
+            guard let value = readings[index] else { throw LoudnessReportMissing(report: String(report.suffix(400))) }
+            return value
+        }
     }
 
     /// The difference heard, voice − main in LU by FFmpeg's meter, over 3 s windows every second from
@@ -158,15 +185,11 @@ struct LoudnessDuckTests {
         var start = 0
         var result: [[Double]] = []
         for section in sections {
-            var section_differences: [Double] = []
-            var window = start + settling * rate
-            while window + 3 * rate <= start + section.seconds * rate {
-                let range = window..<(window + 3 * rate)
-                section_differences.append(
-                    try ffmpegLoudness(rendered.voice, frames: range) - ffmpegLoudness(rendered.main, frames: range))
-                window += rate
-            }
-            result.append(section_differences)
+            let windows = stride(from: start + settling * rate, through: start + (section.seconds - 3) * rate, by: rate)
+                .map { $0..<($0 + 3 * rate) }
+            let voice = try ffmpegLoudness(rendered.voice, windows: windows)
+            let main = try ffmpegLoudness(rendered.main, windows: windows)
+            result.append(zip(voice, main).map { $0 - $1 })
             start += section.seconds * rate
         }
         return result
