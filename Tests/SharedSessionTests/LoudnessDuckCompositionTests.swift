@@ -119,6 +119,59 @@ struct LoudnessDuckCompositionTests {
         for (turned, alone) in zip(differences, alone) { #expect(turned >= alone - 0.2) }
     }
 
+    /// What the main stream's own gain is in ``readingsUnderOwnGain(_:)``: the host's volume, or a fixed
+    /// duck, each at 0.5 (−6 dB) from the start.
+    enum OwnGain: String, CaseIterable {
+        case hostVolume
+        case fixedDuck
+    }
+
+    @Test(
+        "at the host's volume 0.5 and under a fixed duck to 0.5, the readings are what is heard: the depth under that gain, the movie's loudness at it, the voice over the movie",
+        arguments: OwnGain.allCases)
+    func readingsUnderOwnGain(_ own: OwnGain) throws {
+        let material = try Self.material.get()
+        let actions: [(frame: Int, action: Scene.Action)] =
+            switch own {
+            case .hostVolume: [(0, .volume(0.5))]
+            case .fixedDuck: [(0, .takeFixedDuck(level: 0.5))]
+            }
+        let rendered = try Scene.render(movie: material.noise, voice: material.voice, margin: 10, actions: actions)
+        let gain = 20 * log10(0.5)
+        // The depth: the main stem over the movie, less the stream's own gain, in every quantum from 3 s on.
+        var worst = 0.0
+        var compared = 0
+        for (frame, reading) in rendered.readings where frame >= 3 * Self.rate {
+            guard let reading, let applied = Scene.appliedDepth(rendered, endingAt: frame) else { continue }
+            worst = max(worst, abs(Double(reading.depth) - (applied - gain)))
+            compared += 1
+        }
+        // The movie's loudness and the difference, each 3 s from 6 s on, against FFmpeg over the 3 s
+        // before: the movie at its own gain, and the voice over the movie as heard.
+        let marks = [6, 9, 12, 15, 18, 21, 24].map { $0 * Self.rate - 1 }
+        let windows = marks.map { ($0 + 1 - 3 * Self.rate)..<($0 + 1) }
+        let movie = try LoudnessDuckTests.ffmpegLoudness(rendered.movie, windows: windows).map { $0 + gain }
+        let heard = try Scene.differences(rendered, windows: windows)
+        var lines: [String] = []
+        for (index, mark) in marks.enumerated() {
+            let reading = try #require(rendered.readings.last { $0.frame <= mark }?.reading, "no reading at \(mark)")
+            // Measured: the movie within 0.06 LU, the difference within 0.9 LU (the voice's loudness is
+            // read over its speech, FFmpeg's over the window's 3 s, pauses gated).
+            #expect(abs(Double(reading.mainLoudness ?? .nan) - movie[index]) <= 0.5, "at \(mark): \(reading)")
+            #expect(abs(Double(reading.difference ?? .nan) - heard[index]) <= 1.5, "at \(mark): \(reading)")
+            lines.append(
+                String(
+                    format: "%d s: movie read %.2f, heard %.2f LUFS; difference read %.2f, heard %.2f LU",
+                    (mark + 1) / Self.rate, reading.mainLoudness ?? .nan, movie[index], reading.difference ?? .nan,
+                    heard[index]))
+        }
+        print(
+            "[measure] loudness duck readings, \(own.rawValue): depth worst \(worst) dB over \(compared) quanta; \(lines)"
+        )
+        #expect(compared > 300)
+        #expect(worst <= 0.05, "the depth read is \(worst) dB from the gain applied under the stream's own")
+    }
+
     /// Whether `values` never goes the wrong way by more than `slack` dB from one block to the next.
     static func monotonic(_ values: [Double], down: Bool, slack: Double = 0.05) -> Bool {
         zip(values, values.dropFirst()).allSatisfy { down ? $1 <= $0 + slack : $1 >= $0 - slack }
@@ -134,7 +187,7 @@ struct LoudnessDuckCompositionTests {
         let reference = Scene.blocks(try Scene.render(movie: movie, voice: voice, margin: 5))
         let rendered = try Scene.render(
             movie: movie, voice: voice, margin: 5,
-            actions: [(8 * Self.rate, .takeFixedDuck), (14 * Self.rate, .releaseFixedDuck)])
+            actions: [(8 * Self.rate, .takeFixedDuck()), (14 * Self.rate, .releaseFixedDuck)])
         let heard = Scene.blocks(rendered)
         let fixed = -20.0
         // Taken: down along the fade (150 ms), then within 1 dB of the lower of the two.
@@ -171,7 +224,7 @@ struct LoudnessDuckCompositionTests {
                 loudnessAtStart: false))
         let rendered = try Scene.render(
             movie: movie, voice: voice, margin: 15,
-            actions: [(0, .takeFixedDuck), (8 * Self.rate, .takeLoudnessDuck)], loudnessAtStart: false)
+            actions: [(0, .takeFixedDuck()), (8 * Self.rate, .takeLoudnessDuck)], loudnessAtStart: false)
         let heard = Scene.blocks(rendered)
         let before = Self.blocks(7, 8).map { heard[$0] }
         #expect(before.allSatisfy { abs($0 + 20) <= 0.05 })

@@ -12,7 +12,8 @@ struct LoudnessDuckScene {
     /// loudness duck.
     enum Action {
         case volume(Float)
-        case takeFixedDuck
+        /// A fixed duck of the host's, at `level` (the policy's duck level when nil).
+        case takeFixedDuck(level: Float? = nil)
         case releaseFixedDuck
         case takeLoudnessDuck
         case releaseLoudnessDuck
@@ -68,7 +69,8 @@ struct LoudnessDuckScene {
                 pending.removeFirst()
                 switch next.action {
                 case .volume(let volume): session.mainVolume = volume
-                case .takeFixedDuck: fixed = try session.duck(DuckRequest(owner: "host-menu"))
+                case .takeFixedDuck(let level):
+                    fixed = try session.duck(DuckRequest(owner: "host-menu", style: .duck(level: level)))
                 case .releaseFixedDuck:
                     fixed?.release()
                     fixed = nil
@@ -166,9 +168,15 @@ struct LoudnessDuckScene {
 
     /// Voice − movie as heard by FFmpeg's meter over 3 s windows every second in `seconds`, LU.
     static func differences(_ rendered: Rendered, seconds: Range<Int>) throws -> [Double] {
-        let windows = stride(from: seconds.lowerBound, through: seconds.upperBound - 3, by: 1).map {
-            ($0 * rate)..<(($0 + 3) * rate)
-        }
+        try differences(
+            rendered,
+            windows: stride(from: seconds.lowerBound, through: seconds.upperBound - 3, by: 1).map {
+                ($0 * rate)..<(($0 + 3) * rate)
+            })
+    }
+
+    /// Voice − movie as heard by FFmpeg's meter over each of `windows` (frames), LU.
+    static func differences(_ rendered: Rendered, windows: [Range<Int>]) throws -> [Double] {
         let voice = try LoudnessDuckTests.ffmpegLoudness(rendered.voice, windows: windows)
         let main = try LoudnessDuckTests.ffmpegLoudness(rendered.main, windows: windows)
         return zip(voice, main).map { $0 - $1 }

@@ -120,7 +120,7 @@ struct LoudnessDuckSpeechTests {
             switch scene {
             case .alone: []
             case .volume: [(8 * rate, .volume(0.5)), (16 * rate, .volume(1))]
-            case .fixedDuck: [(8 * rate, .takeFixedDuck), (14 * rate, .releaseFixedDuck)]
+            case .fixedDuck: [(8 * rate, .takeFixedDuck()), (14 * rate, .releaseFixedDuck)]
             }
         let rendered = try Scene.render(movie: movie, voice: voice, margin: margin, actions: actions)
         let ranges = stride(from: 3.0, through: Double(seconds) - 3, by: 1).map { start in
@@ -166,7 +166,7 @@ struct LoudnessDuckSpeechTests {
     }
 
     @Test(
-        "over speech with pauses the voice is held at the margin in the median, within 2 LU from the 5th to the 95th percentile",
+        "over speech with pauses the voice is held at the margin, the median within 1 LU (on steady music or noise, 5th–95th within 1.5 LU); the movie never rises 1 dB within 2 s while someone speaks",
         arguments: [Float(10), 15])
     func margins(margin: Float) throws {
         for material in Material.allCases {
@@ -175,6 +175,13 @@ struct LoudnessDuckSpeechTests {
                 print("[measure] loudness duck, \(scene.rawValue), margin \(margin), \(material.rawValue): \(figures)")
                 if scene == .alone, !material.isTwoSpeakers {
                     #expect(abs(figures.median - Double(margin)) <= 1, "\(material): \(figures)")
+                }
+                if scene == .alone, material == .chords || material == .noise {
+                    // Measured: 5th–95th margin −0.8…+1.1 LU on both. Drifting music and a louder speaker
+                    // after a quieter one spread wider (the LoudnessDucking article's figures).
+                    #expect(
+                        figures.low >= Double(margin) - 1.5 && figures.high <= Double(margin) + 1.5,
+                        "\(material): \(figures)")
                 }
                 if scene == .volume {
                     // Half the host's volume for 8 s of the 18 measured: the movie 6 dB further down.
