@@ -60,6 +60,7 @@ let package = Package(
             dependencies: [
                 .product(name: "SharedSession", package: "SharedSession"),
                 .product(name: "SharedSessionPipeWire", package: "SharedSession"),
+                .product(name: "SharedSessionTesting", package: "SharedSession"),
             ],
             path: "Sources/EchoRoom",
             swiftSettings: strict

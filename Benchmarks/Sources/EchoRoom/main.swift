@@ -21,6 +21,7 @@
 import Foundation
 import SharedSession
 @_spi(Testing) import SharedSessionPipeWire
+import SharedSessionTesting
 
 let rate = 48_000
 let microphone = "sharedsession-voice-in"
