@@ -60,11 +60,14 @@ extension DaemonTests {
             let latency = milliseconds(ducked - onset)
             let speaking = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 200, 4800))
             let shortGap = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 620, 4800))
-            let longGap = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 3150, 4800))
+            // The long gap's last 100 ms, 700 ms after the hold and the release end: the hold is counted in
+            // the far end's rendered frames, and with two daemons' passes and a build beside them the movie
+            // was seen still 0.9 dB down 200 ms after the release's end.
+            let longGap = try meter.toneLevel(samples, frequency: mainTone, frames: window(onset + 48 * 3650, 4800))
             print(
                 "[measure] voice-activity duck on PipeWire: main -19 dB \(latency) ms after the first syllable "
                     + "(attack 20 ms, quantum \(quantum) ms); speaking \(speaking - before) dB, in a 150 ms gap "
-                    + "\(shortGap - before) dB, 1.8 s into a 2.4 s gap \(longGap - before) dB"
+                    + "\(shortGap - before) dB, 2.3 s into a 2.4 s gap \(longGap - before) dB"
             )
             #expect(before > mainLevel - 0.5, "the movie plays at full level before anyone speaks")
             // The attack, at most one quantum until the main stream's next cycle hears the far end's

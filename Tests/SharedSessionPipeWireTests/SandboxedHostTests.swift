@@ -193,11 +193,23 @@ extension DaemonTests {
                 let adopted = try host.line(timeout: .seconds(15))
                 try #require(adopted.hasPrefix("adopted "), "adopting-host: \(adopted) \(errors())")
                 #expect(try host.ask("duck") == "ducked")
+                // Heard ducked 600 ms after the request on a quiet machine; held, the check waits up to five
+                // times that, 100 ms at a time (two daemons' passes and a build beside them once left mpv,
+                // through its loopback, silent for the first 300 ms after the 600).
+                let expected = (softVolumes ? mainLevel : userLevel) - 20
+                let requested = recorder.mark()
                 try await recorder.record(for: .milliseconds(600))
-                let (ducked, windows) = try recorder.steadyMainLevelNow()
+                var (ducked, windows) = try recorder.steadyMainLevelNow()
+                while abs(ducked - expected) >= 0.5, recorder.mark() - requested < 48 * 3000 {
+                    try await recorder.record(for: .milliseconds(100))
+                    (ducked, windows) = try recorder.steadyMainLevelNow()
+                }
+                print(
+                    "[measure] sandboxed host, \(player.rawValue): ducked level held "
+                        + "\(milliseconds(recorder.mark() - requested)) ms after the request")
                 #expect(
-                    abs(ducked - ((softVolumes ? mainLevel : userLevel) - 20)) < 0.5,
-                    "the sandboxed host did not duck: \(ducked) dBFS; by 100 ms: \(windows)")
+                    abs(ducked - expected) < 0.5,
+                    "the sandboxed host did not duck within 3 s: \(ducked) dBFS; by 100 ms: \(windows)")
             }
 
             /// From `mark` to the first 5 ms window with the tone within 0.5 dB of the user's level.
