@@ -69,10 +69,20 @@ let package = Package(
             name: "CAdoptionWatchdog",
             dependencies: ["CPipeWire"]
         ),
+        // The engines' decisions as plain values, with no C library beneath them: adopting other players'
+        // nodes (rules, the book, the machine), the graph's other audio, the quantum, reconnecting, a
+        // stream's health. Its tests run offline; the PipeWire engine drives it (and re-exports the
+        // adoption's public types), and so can another engine.
+        .target(
+            name: "SharedSessionEnginePolicy",
+            dependencies: ["SharedSession"],
+            swiftSettings: strict
+        ),
         .target(
             name: "SharedSessionPipeWire",
             dependencies: [
                 "SharedSession",
+                "SharedSessionEnginePolicy",
                 "CPipeWireShim",
                 "CAdoptionWatchdog",
                 .product(name: "Logging", package: "swift-log"),
@@ -145,6 +155,11 @@ let package = Package(
             ],
             // Read from the source tree (#filePath), so the golden file can be written again in place.
             exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SharedSessionEnginePolicyTests",
+            dependencies: ["SharedSession", "SharedSessionEnginePolicy"],
             swiftSettings: strict
         ),
         .testTarget(

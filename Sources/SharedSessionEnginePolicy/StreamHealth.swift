@@ -4,14 +4,14 @@
 ///
 /// A plain value kept beside each stream node and fed what its callbacks say; tested without a
 /// daemon.
-struct StreamHealth: Sendable, Hashable {
+package struct StreamHealth: Sendable, Hashable {
     /// The states of a stream that matter here.
-    enum State: Sendable, Hashable {
+    package enum State: Sendable, Hashable {
         case unconnected, connecting, paused, streaming, error
     }
 
     /// What a volume report is.
-    enum VolumeReport: Sendable, Hashable {
+    package enum VolumeReport: Sendable, Hashable {
         /// Our own volume coming back: nothing to do.
         case own
         /// A volume a session manager put on the node as it started: undo it, report nothing.
@@ -21,7 +21,7 @@ struct StreamHealth: Sendable, Hashable {
     }
 
     /// What a state change means.
-    enum Report: Sendable, Hashable {
+    package enum Report: Sendable, Hashable {
         /// The stream stopped playing without being asked to, or never started.
         case fault(String)
         /// The server paused the stream to set its format or buffers up again (PipeWire 1.x does for a
@@ -30,43 +30,44 @@ struct StreamHealth: Sendable, Hashable {
     }
 
     /// A stream paused by the server that plays again within this is renegotiating, not faulty:
-    /// PipeWire 1.4 pauses every stream for about 4 ms to set buffers up for a forced quantum.
-    static let renegotiationGrace = Duration.milliseconds(250)
+    /// PipeWire 1.4 pauses every stream for a few milliseconds to set buffers up for a forced quantum
+    /// (the Measurements article has the pause).
+    package static let renegotiationGrace = Duration.milliseconds(250)
     /// A stream that has not reached STREAMING this long after connecting is reported.
-    static let streamingDeadline = Duration.seconds(3)
+    package static let streamingDeadline = Duration.seconds(3)
     /// Volumes that appear this soon after a stream connected are a session manager restoring a saved
     /// volume, not the user.
-    static let restoreWindow = Duration.seconds(1)
+    package static let restoreWindow = Duration.seconds(1)
     /// A node that has not started this long after connecting is made again: after a daemon restart
     /// the engine can connect before the session manager can link, which leaves nodes made then
     /// unlinked for good. As long as the never-started deadline, so a node that is only slow to be
     /// linked (WirePlumber busy linking many streams) is never torn down under it.
-    static let relinkAfter = streamingDeadline
+    package static let relinkAfter = streamingDeadline
     /// How many times a stream's node is made again before the engine gives up on it.
-    static let maximumRelinks = 10
+    package static let maximumRelinks = 10
     /// How long after the server put a node into its error state (after a daemon restart, "no node
     /// available" while the session manager has no sink yet) it is made again: it will never start as
     /// it is. Doubled for each node made again since the last that started, up to ``relinkAfter``.
-    static func relinkAfterError(relinks: Int) -> Duration {
+    package static func relinkAfterError(relinks: Int) -> Duration {
         min(relinkAfter, .milliseconds(250) * (1 << min(relinks, 4)))
     }
 
     /// When this node connected.
-    let connectedAt: ContinuousClock.Instant
+    package let connectedAt: ContinuousClock.Instant
     /// When the stream's first node connected: the never-started deadline counts from it, across relinks.
-    let firstConnectedAt: ContinuousClock.Instant
+    package let firstConnectedAt: ContinuousClock.Instant
     /// How many nodes were made for the stream before this one, since the last that started.
-    let relinks: Int
-    private(set) var reachedStreaming = false
+    package let relinks: Int
+    package private(set) var reachedStreaming = false
     private var faultReported = false
     /// When the server put the node into its error state, while it has not started since.
     private var erroredAt: ContinuousClock.Instant?
     /// Whether an error was reported since the stream last played (carried to the nodes made again).
     private var errorReported = false
     /// When the server paused the stream, while it has not played again nor been reported.
-    private(set) var pausedAt: ContinuousClock.Instant?
+    package private(set) var pausedAt: ContinuousClock.Instant?
 
-    init(connectedAt: ContinuousClock.Instant) {
+    package init(connectedAt: ContinuousClock.Instant) {
         self.init(
             connectedAt: connectedAt, firstConnectedAt: connectedAt, relinks: 0, faultReported: false,
             errorReported: false)
@@ -85,13 +86,13 @@ struct StreamHealth: Sendable, Hashable {
 
     /// Whether the node should be made again at `now`: it has not started within ``relinkAfter``, or
     /// within ``relinkAfterError(relinks:)`` of the server's error, and the stream has relinks left.
-    func shouldRelink(at now: ContinuousClock.Instant) -> Bool {
+    package func shouldRelink(at now: ContinuousClock.Instant) -> Bool {
         guard !reachedStreaming, let due = relinkDue else { return false }
         return now >= due
     }
 
     /// Why the node is made again, for the log.
-    var relinkReason: String {
+    package var relinkReason: String {
         erroredAt == nil ? "did not start within \(Self.relinkAfter)" : "was put in its error state by the server"
     }
 
@@ -106,7 +107,7 @@ struct StreamHealth: Sendable, Hashable {
     /// The next instant at which ``check(at:)`` or ``shouldRelink(at:)`` has something new to say: the
     /// relink or the never-started deadline, whichever comes first. Nil once the stream has started, or
     /// when it has neither a relink left nor a fault to report: the engine's timer sleeps until then.
-    var nextDeadline: ContinuousClock.Instant? {
+    package var nextDeadline: ContinuousClock.Instant? {
         if let pausedAt { return pausedAt + Self.renegotiationGrace + .milliseconds(1) }
         guard !reachedStreaming else { return nil }
         let relink = relinkDue
@@ -116,7 +117,7 @@ struct StreamHealth: Sendable, Hashable {
     }
 
     /// The health of the node made again at `now` in place of this one.
-    func relinked(at now: ContinuousClock.Instant) -> StreamHealth {
+    package func relinked(at now: ContinuousClock.Instant) -> StreamHealth {
         StreamHealth(
             connectedAt: now, firstConnectedAt: firstConnectedAt, relinks: relinks + 1, faultReported: faultReported,
             errorReported: errorReported)
@@ -126,7 +127,7 @@ struct StreamHealth: Sendable, Hashable {
     /// true while the whole connection is known to be broken (then a pause is not the stream's fault). A
     /// pause by the server is judged when the stream plays again (a renegotiation) or at
     /// ``renegotiationGrace`` by ``check(at:)`` (a fault).
-    mutating func changed(
+    package mutating func changed(
         from old: State, to new: State, error: String?, connectionBroken: Bool, at now: ContinuousClock.Instant
     ) -> Report? {
         let paused = pausedAt
@@ -155,14 +156,14 @@ struct StreamHealth: Sendable, Hashable {
 
     /// Whether the node has just come into existence, so its PipeWire volume must be put at 1 before
     /// a volume a session manager saved can stay applied under our own gains.
-    static func isNodeCreated(from old: State, to new: State) -> Bool {
+    package static func isNodeCreated(from old: State, to new: State) -> Bool {
         old == .connecting && new == .paused
     }
 
     /// Checked by the engine's housekeeping (at ``nextDeadline`` at the latest): returns a fault once if
     /// the stream has not started by the deadline, or if the server paused it and it has not played
     /// again within ``renegotiationGrace``.
-    mutating func check(at now: ContinuousClock.Instant) -> String? {
+    package mutating func check(at now: ContinuousClock.Instant) -> String? {
         if let paused = pausedAt, now - paused > Self.renegotiationGrace {
             pausedAt = nil
             faultReported = true
@@ -176,7 +177,7 @@ struct StreamHealth: Sendable, Hashable {
     }
 
     /// Reads a report of the node's channel volumes (we hold them at `own`).
-    func volumeReport(_ volumes: [Float], own: Float, at now: ContinuousClock.Instant) -> VolumeReport {
+    package func volumeReport(_ volumes: [Float], own: Float, at now: ContinuousClock.Instant) -> VolumeReport {
         guard !volumes.isEmpty else { return .own }
         let volume = volumes.reduce(0, +) / Float(volumes.count)
         guard abs(volume - own) > 1e-4 else { return .own }

@@ -1,7 +1,7 @@
 import SharedSession
 import Testing
 
-@testable import SharedSessionPipeWire
+@testable import SharedSessionEnginePolicy
 
 /// The adoption's state machine, input by input, without a daemon: what the engine is told to do
 /// (bind, write soft volumes, tell the watchdog, report) for each thing the registry, the nodes and the

@@ -18,7 +18,7 @@ public enum AdoptionCarrier: Sendable, Hashable, CustomStringConvertible {
     case loopback
 
     /// Whether nodes are ducked through loopbacks, for a process whose watchdog shares its fate or not.
-    func throughLoopbacks(watchdogSharesFate: Bool) -> Bool {
+    package func throughLoopbacks(watchdogSharesFate: Bool) -> Bool {
         switch self {
         case .automatic: watchdogSharesFate
         case .softVolumes: false

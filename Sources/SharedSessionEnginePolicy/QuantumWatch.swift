@@ -1,4 +1,4 @@
-import SharedSession
+package import SharedSession
 
 /// When to look at the quantum the data thread last ran at, and when to report it.
 ///
@@ -12,29 +12,32 @@ import SharedSession
 /// pausing its stream): the one timer left where PipeWire has no event.
 ///
 /// A plain value, tested without a daemon.
-struct QuantumWatch: Sendable, Hashable {
+package struct QuantumWatch: Sendable, Hashable {
     /// How often the quantum is read while the graph may be re-planning.
-    static let settleInterval = Duration.milliseconds(20)
+    package static let settleInterval = Duration.milliseconds(20)
     /// How long after an event the graph may take to run at its new quantum: a few cycles of the
     /// largest quantum (8192 frames, 171 ms), with room for a loaded machine.
-    static let settleWindow = Duration.seconds(1)
+    package static let settleWindow = Duration.seconds(1)
     /// How often the quantum is read when nothing announced a change.
-    static let quietInterval = Duration.seconds(2)
+    package static let quietInterval = Duration.seconds(2)
 
     /// The quantum last reported (0: none yet).
-    private(set) var reported = 0
+    package private(set) var reported = 0
     /// Until when reads are frequent.
     private var settlingUntil: ContinuousClock.Instant?
     /// When the quantum was last read.
     private var lastRead: ContinuousClock.Instant?
 
+    /// Nothing reported or read yet.
+    package init() {}
+
     /// Something that can change the quantum happened at `now`.
-    mutating func expectChange(at now: ContinuousClock.Instant) {
+    package mutating func expectChange(at now: ContinuousClock.Instant) {
         settlingUntil = now + Self.settleWindow
     }
 
     /// Reads the quantum `frames` the data thread last ran at: the event to emit if it changed.
-    mutating func read(_ frames: Int, at now: ContinuousClock.Instant) -> EngineEvent? {
+    package mutating func read(_ frames: Int, at now: ContinuousClock.Instant) -> EngineEvent? {
         lastRead = now
         if let settlingUntil, now >= settlingUntil { self.settlingUntil = nil }
         guard frames != 0, frames != reported else { return nil }
@@ -44,7 +47,7 @@ struct QuantumWatch: Sendable, Hashable {
 
     /// When to read next, with `playing` true while the engine has nodes the graph runs; nil: never
     /// (nothing plays, so nothing can change the quantum this engine reports).
-    func nextRead(after now: ContinuousClock.Instant, playing: Bool) -> ContinuousClock.Instant? {
+    package func nextRead(after now: ContinuousClock.Instant, playing: Bool) -> ContinuousClock.Instant? {
         guard playing else { return nil }
         if let settlingUntil, now < settlingUntil { return (lastRead ?? now) + Self.settleInterval }
         return (lastRead ?? now) + Self.quietInterval

@@ -1,32 +1,32 @@
-import SharedSession
+package import SharedSession
 
 /// What the PipeWire graph means to the session: other clients' playback (other audio), the sinks and
 /// which one is the default (the route), turned into the engine events the session understands.
 ///
 /// The registry and metadata callbacks feed it what the daemon said; it returns the events to emit.
 /// A plain value, tested without a daemon.
-struct GraphTracker: Sendable {
+package struct GraphTracker: Sendable {
     /// Prefix of every node name of this engine: its own streams are never other audio.
-    let ownPrefix: String
+    package let ownPrefix: String
     private var otherPlayback: Set<UInt32> = []
     /// The sinks by node id.
-    private(set) var sinks: [UInt32: String] = [:]
+    package private(set) var sinks: [UInt32: String] = [:]
     /// The default sink, as the "default" metadata says.
-    private(set) var defaultSink: String?
+    package private(set) var defaultSink: String?
     private var defaultSinkKnown = false
 
-    init(ownPrefix: String) {
+    package init(ownPrefix: String) {
         self.ownPrefix = ownPrefix
     }
 
     /// The names of the sinks, sorted: for messages.
-    var sinkNames: [String] { sinks.values.sorted() }
+    package var sinkNames: [String] { sinks.values.sorted() }
 
-    func hasSink(named name: String) -> Bool { sinks.values.contains(name) }
+    package func hasSink(named name: String) -> Bool { sinks.values.contains(name) }
 
     /// A node appeared: another client's playback stream starts other audio (for the first one), a
     /// sink is remembered.
-    mutating func nodeAdded(id: UInt32, mediaClass: String, name: String) -> [EngineEvent] {
+    package mutating func nodeAdded(id: UInt32, mediaClass: String, name: String) -> [EngineEvent] {
         if mediaClass == "Stream/Output/Audio", !name.hasPrefix(ownPrefix) {
             let wasEmpty = otherPlayback.isEmpty
             otherPlayback.insert(id)
@@ -37,14 +37,14 @@ struct GraphTracker: Sendable {
     }
 
     /// A node became a member of the session (an adopted node): it is no longer other audio.
-    mutating func nodeAdopted(id: UInt32) -> [EngineEvent] {
+    package mutating func nodeAdopted(id: UInt32) -> [EngineEvent] {
         guard otherPlayback.remove(id) != nil, otherPlayback.isEmpty else { return [] }
         return [.system(.otherAudioStopped)]
     }
 
     /// A node went away: the last other playback stream ends other audio; the default sink going
     /// away is the route's old device becoming unavailable.
-    mutating func nodeRemoved(id: UInt32) -> [EngineEvent] {
+    package mutating func nodeRemoved(id: UInt32) -> [EngineEvent] {
         var events: [EngineEvent] = []
         if otherPlayback.remove(id) != nil, otherPlayback.isEmpty { events.append(.system(.otherAudioStopped)) }
         if let name = sinks.removeValue(forKey: id), name == defaultSink {
@@ -55,7 +55,7 @@ struct GraphTracker: Sendable {
     }
 
     /// The default sink changed: a route change, except for the first value a connection learns.
-    mutating func defaultSinkChanged(to name: String?) -> [EngineEvent] {
+    package mutating func defaultSinkChanged(to name: String?) -> [EngineEvent] {
         defer {
             defaultSink = name
             defaultSinkKnown = true
@@ -70,7 +70,7 @@ struct GraphTracker: Sendable {
 
     /// The connection went away: nothing of the old graph is known any more, and no other client can
     /// be heard through it.
-    mutating func disconnected() -> [EngineEvent] {
+    package mutating func disconnected() -> [EngineEvent] {
         sinks.removeAll()
         guard !otherPlayback.isEmpty else { return [] }
         otherPlayback.removeAll()

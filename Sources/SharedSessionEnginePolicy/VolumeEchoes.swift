@@ -5,16 +5,16 @@
 /// Every value written is remembered for ``window``; a report of a value written within it is ours
 /// (and the writes before it are forgotten: they were overtaken), any other value is the user's.
 /// A plain value, tested without a daemon.
-struct VolumeEchoes: Sendable {
+package struct VolumeEchoes: Sendable {
     /// How long a written value may take to come back in a report.
-    static let window = Duration.seconds(2)
+    package static let window = Duration.seconds(2)
     /// Two volumes closer than this are the same (they travel as 32-bit floats).
-    static let tolerance: Float = 1e-5
+    package static let tolerance: Float = 1e-5
 
     private var written: [(volume: Float, at: ContinuousClock.Instant)] = []
 
     /// What a report was.
-    enum Report: Equatable {
+    package enum Report: Equatable {
         /// A value the engine wrote.
         case own
         /// A value the engine did not write: someone else set it.
@@ -23,14 +23,14 @@ struct VolumeEchoes: Sendable {
 
     /// Notes a write of `volume` at `now`. (A mute is not followed: the engine writes one only to pause,
     /// and leaves a user's mute alone.)
-    mutating func wrote(_ volume: Float, at now: ContinuousClock.Instant) {
+    package mutating func wrote(_ volume: Float, at now: ContinuousClock.Instant) {
         written.removeAll { now - $0.at > Self.window }
         written.append((volume, now))
         if written.count > 256 { written.removeFirst(written.count - 256) }
     }
 
     /// Reads a report of the node's volume (the channels' mean).
-    mutating func report(volume: Float, at now: ContinuousClock.Instant) -> Report {
+    package mutating func report(volume: Float, at now: ContinuousClock.Instant) -> Report {
         written.removeAll { now - $0.at > Self.window }
         if let index = written.lastIndex(where: { abs($0.volume - volume) <= Self.tolerance }) {
             written.removeFirst(index)
@@ -40,5 +40,5 @@ struct VolumeEchoes: Sendable {
     }
 
     /// Forgets every write (the node is gone).
-    mutating func reset() { written.removeAll() }
+    package mutating func reset() { written.removeAll() }
 }

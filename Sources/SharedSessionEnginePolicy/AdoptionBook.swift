@@ -1,13 +1,13 @@
-import SharedSession
+package import SharedSession
 
 /// Which foreign nodes the engine's adoptions hold: the other clients and their nodes as the registry
 /// and their info say, the adoptions (one per session stream made of an ``AdoptionRule``), and which
 /// node each adoption is bound to. It never binds the engine's own nodes.
 ///
 /// The registry callbacks feed it; it returns what changed. A plain value, tested without a daemon.
-struct AdoptionBook: Sendable {
+package struct AdoptionBook: Sendable {
     /// What happened to an adoption, for the engine to act on and report.
-    enum Change: Equatable, Sendable {
+    package enum Change: Equatable, Sendable {
         /// `node` matches the adoption of `stream`: bind it (write the stream's gain to it).
         case bound(stream: StreamID, node: UInt32)
         /// `node`, bound to `stream`, went away.
@@ -21,42 +21,42 @@ struct AdoptionBook: Sendable {
         case playing(stream: StreamID, Bool)
     }
 
-    struct Adoption: Sendable {
-        let rule: AdoptionRule
-        let started: ContinuousClock.Instant
-        var nodes: Set<UInt32> = []
-        var everMatched = false
-        var reportedNothing = false
-        var playing = false
+    package struct Adoption: Sendable {
+        package let rule: AdoptionRule
+        package let started: ContinuousClock.Instant
+        package var nodes: Set<UInt32> = []
+        package var everMatched = false
+        package var reportedNothing = false
+        package var playing = false
     }
 
-    struct Node: Sendable {
-        var properties: [String: String]
-        var clientID: UInt32?
-        var running = false
+    package struct Node: Sendable {
+        package var properties: [String: String]
+        package var clientID: UInt32?
+        package var running = false
         /// Set once the node's info (its full properties) arrived: rules are matched from then on.
-        var hasInfo = false
+        package var hasInfo = false
         /// Whether the daemon lets this client write the node's `Props` (write and execute permission).
-        var writable = true
+        package var writable = true
     }
 
     /// The engine's own process and node-name prefix: never adopted.
-    let ownProcessID: Int32
-    let ownPrefix: String
-    private(set) var adoptions: [StreamID: Adoption] = [:]
-    private(set) var nodes: [UInt32: Node] = [:]
+    package let ownProcessID: Int32
+    package let ownPrefix: String
+    package private(set) var adoptions: [StreamID: Adoption] = [:]
+    package private(set) var nodes: [UInt32: Node] = [:]
     private var clients: [UInt32: [String: String]] = [:]
     /// Parent process ids by process, for ``AdoptionRule/Criterion/processID(_:includingChildren:)``.
-    var ancestors: @Sendable (Int32) -> [Int32]
+    package var ancestors: @Sendable (Int32) -> [Int32]
 
-    init(ownProcessID: Int32, ownPrefix: String, ancestors: @escaping @Sendable (Int32) -> [Int32]) {
+    package init(ownProcessID: Int32, ownPrefix: String, ancestors: @escaping @Sendable (Int32) -> [Int32]) {
         self.ownProcessID = ownProcessID
         self.ownPrefix = ownPrefix
         self.ancestors = ancestors
     }
 
     /// The node's description as rules see it: its client's properties overlaid with its own.
-    func info(_ id: UInt32) -> ForeignNodeInfo? {
+    package func info(_ id: UInt32) -> ForeignNodeInfo? {
         guard let node = nodes[id] else { return nil }
         var properties = node.clientID.flatMap { clients[$0] } ?? [:]
         properties.merge(node.properties) { _, own in own }
@@ -65,33 +65,33 @@ struct AdoptionBook: Sendable {
         return info
     }
 
-    func isOwn(_ info: ForeignNodeInfo) -> Bool {
+    package func isOwn(_ info: ForeignNodeInfo) -> Bool {
         info.processID == ownProcessID || info.properties["node.name"]?.hasPrefix(ownPrefix) == true
     }
 
     /// Whether a node of this media class can be adopted: another client's playback stream.
-    static func isAdoptable(mediaClass: String) -> Bool { mediaClass == "Stream/Output/Audio" }
+    package static func isAdoptable(mediaClass: String) -> Bool { mediaClass == "Stream/Output/Audio" }
 
     // MARK: Adoptions
 
     /// Starts adopting by `rule` for `stream`; returns the bindings of the nodes already known.
-    mutating func adopt(_ stream: StreamID, rule: AdoptionRule, at now: ContinuousClock.Instant) -> [Change] {
+    package mutating func adopt(_ stream: StreamID, rule: AdoptionRule, at now: ContinuousClock.Instant) -> [Change] {
         adoptions[stream] = Adoption(rule: rule, started: now)
         return nodes.keys.sorted().flatMap { evaluate($0, for: stream) }
     }
 
     /// Stops adopting for `stream`; returns the nodes it held.
-    mutating func release(_ stream: StreamID) -> Set<UInt32> {
+    package mutating func release(_ stream: StreamID) -> Set<UInt32> {
         adoptions.removeValue(forKey: stream)?.nodes ?? []
     }
 
     /// The adoption bound to `node`, if any.
-    func stream(boundTo node: UInt32) -> StreamID? {
+    package func stream(boundTo node: UInt32) -> StreamID? {
         adoptions.first { $0.value.nodes.contains(node) }?.key
     }
 
     /// Adoptions that matched nothing within their rule's wait, each reported once.
-    mutating func overdue(at now: ContinuousClock.Instant) -> [(StreamID, AdoptionRule, Duration)] {
+    package mutating func overdue(at now: ContinuousClock.Instant) -> [(StreamID, AdoptionRule, Duration)] {
         var overdue: [(StreamID, AdoptionRule, Duration)] = []
         for (stream, adoption) in adoptions.sorted(by: { $0.key < $1.key })
         where !adoption.everMatched && !adoption.reportedNothing
@@ -104,7 +104,7 @@ struct AdoptionBook: Sendable {
     }
 
     /// The next instant an adoption's wait runs out, for the timer.
-    var nextWaitDeadline: ContinuousClock.Instant? {
+    package var nextWaitDeadline: ContinuousClock.Instant? {
         adoptions.values.filter { !$0.everMatched && !$0.reportedNothing }
             .map { $0.started + $0.rule.expectedWithin }.min()
     }
@@ -112,20 +112,20 @@ struct AdoptionBook: Sendable {
     // MARK: The registry
 
     /// A client appeared or its info arrived: its nodes are matched again.
-    mutating func client(_ id: UInt32, properties: [String: String]) -> [Change] {
+    package mutating func client(_ id: UInt32, properties: [String: String]) -> [Change] {
         clients[id, default: [:]].merge(properties) { _, new in new }
         return nodes.filter { $0.value.clientID == id }.keys.sorted().flatMap { evaluateAll($0) }
     }
 
     /// A node appeared in the registry (its global properties, and whether this client may write its
     /// `Props`); matched once its info arrives.
-    mutating func nodeAppeared(_ id: UInt32, properties: [String: String], writable: Bool = true) {
+    package mutating func nodeAppeared(_ id: UInt32, properties: [String: String], writable: Bool = true) {
         nodes[id] = Node(
             properties: properties, clientID: properties["client.id"].flatMap { UInt32($0) }, writable: writable)
     }
 
     /// A node's info arrived: its full properties and its state.
-    mutating func nodeInfo(_ id: UInt32, properties: [String: String]?, running: Bool) -> [Change] {
+    package mutating func nodeInfo(_ id: UInt32, properties: [String: String]?, running: Bool) -> [Change] {
         guard var node = nodes[id] else { return [] }
         if let properties {
             node.properties.merge(properties) { _, new in new }
@@ -141,7 +141,7 @@ struct AdoptionBook: Sendable {
     }
 
     /// A global went away (a node, a client, anything).
-    mutating func removed(_ id: UInt32) -> [Change] {
+    package mutating func removed(_ id: UInt32) -> [Change] {
         clients[id] = nil
         guard nodes.removeValue(forKey: id) != nil, let stream = stream(boundTo: id) else { return [] }
         adoptions[stream]?.nodes.remove(id)
@@ -149,7 +149,7 @@ struct AdoptionBook: Sendable {
     }
 
     /// The connection went away: every node and client is forgotten; the adoptions stay, unbound.
-    mutating func disconnected() -> [Change] {
+    package mutating func disconnected() -> [Change] {
         var changes: [Change] = []
         for stream in adoptions.keys.sorted() {
             for node in adoptions[stream]!.nodes.sorted() { changes.append(.unbound(stream: stream, node: node)) }

@@ -8,29 +8,29 @@
 /// one. A ramp to or from silence goes along the log scale down to ``floor`` (-60 dB), then to 0.
 ///
 /// A plain value: the loop asks ``gain(at:)`` at each step, tested without a daemon.
-struct NodeVolumeRamp: Sendable, Equatable {
+package struct NodeVolumeRamp: Sendable, Equatable {
     /// The lowest gain the log interpolation goes through before silence (-60 dB).
-    static let floor: Float = 0.001
+    package static let floor: Float = 0.001
 
-    let from: Float
-    let to: Float
-    let start: ContinuousClock.Instant
-    let duration: Duration
+    package let from: Float
+    package let to: Float
+    package let start: ContinuousClock.Instant
+    package let duration: Duration
 
-    init(from: Float, to: Float, start: ContinuousClock.Instant, duration: Duration) {
+    package init(from: Float, to: Float, start: ContinuousClock.Instant, duration: Duration) {
         self.from = from
         self.to = to
         self.start = start
         self.duration = duration
     }
 
-    var end: ContinuousClock.Instant { start + duration }
+    package var end: ContinuousClock.Instant { start + duration }
 
-    func isFinished(at now: ContinuousClock.Instant) -> Bool { now >= end }
+    package func isFinished(at now: ContinuousClock.Instant) -> Bool { now >= end }
 
     /// The gain to write at `now`: `from` before the start, `to` at and after the end, the point on the
     /// log scale in between.
-    func gain(at now: ContinuousClock.Instant) -> Float {
+    package func gain(at now: ContinuousClock.Instant) -> Float {
         guard duration > .zero, now < end else { return to }
         let fraction = max(0, min(1, (now - start) / duration))
         if from == to { return to }
@@ -43,7 +43,7 @@ struct NodeVolumeRamp: Sendable, Equatable {
 
     /// The gain to write at `now` when `last` was written before: ``gain(at:)``, but never more than
     /// one of `steps` equal steps (in dB) away from `last`, so a late write does not make a bigger step.
-    func gain(at now: ContinuousClock.Instant, after last: Float, steps: Int) -> Float {
+    package func gain(at now: ContinuousClock.Instant, after last: Float, steps: Int) -> Float {
         let wanted = gain(at: now)
         let step = Self.largestStep(from: from, to: to, steps: steps)
         guard step > 0 else { return wanted }
@@ -61,14 +61,14 @@ struct NodeVolumeRamp: Sendable, Equatable {
 
     /// The number of steps a ramp of `duration` takes when written once per `quantum` frames at
     /// `rate`: at least one.
-    static func steps(duration: Duration, quantum: Int, rate: Int = 48_000) -> Int {
+    package static func steps(duration: Duration, quantum: Int, rate: Int = 48_000) -> Int {
         let period = Duration.nanoseconds(Int64(quantum) * 1_000_000_000 / Int64(rate))
         return Swift.max(1, Int((duration / period).rounded(.up)))
     }
 
     /// The largest step, in dB, of the schedule going from `from` to `to` in `steps` equal steps along
     /// the log scale (between ``floor`` and the ends).
-    static func largestStep(from: Float, to: Float, steps: Int) -> Double {
+    package static func largestStep(from: Float, to: Float, steps: Int) -> Double {
         let a = Double(Swift.max(from, floor))
         let b = Double(Swift.max(to, floor))
         return abs(20 * log10(b / a)) / Double(Swift.max(steps, 1))

@@ -1,7 +1,7 @@
 import SharedSession
 import Testing
 
-@testable import SharedSessionPipeWire
+@testable import SharedSessionEnginePolicy
 
 /// What the adoption does in a sandbox, without one: a node this client may not write, and a watchdog
 /// that dies with the host.

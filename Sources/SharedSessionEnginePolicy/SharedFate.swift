@@ -7,20 +7,20 @@
 ///
 /// Read from the PID namespace of this process (`/proc/self/ns/pid`), the command of the namespace's
 /// init (`/proc/1/comm`) and whether `/.flatpak-info` exists. A plain value, tested without a sandbox.
-struct SharedFate: Sendable, Equatable {
+package struct SharedFate: Sendable, Equatable {
     /// The inode of the initial PID namespace, the one the machine's init runs in (the kernel's
     /// `PROC_PID_INIT_INO`).
-    static let initialNamespace: UInt64 = 0xEFFF_FFFC
+    package static let initialNamespace: UInt64 = 0xEFFF_FFFC
 
     /// The inode of this process's PID namespace, from the link `pid:[INODE]`; nil if unreadable.
-    let namespace: UInt64?
+    package let namespace: UInt64?
     /// The command (`comm`) of the namespace's process 1.
-    let initCommand: String?
+    package let initCommand: String?
     /// Whether the root holds `/.flatpak-info` (what PipeWire's access module checks for Flatpak).
-    let flatpak: Bool
+    package let flatpak: Bool
 
     /// `namespaceLink` is the target of `/proc/self/ns/pid` (`pid:[4026531836]`).
-    init(namespaceLink: String?, initCommand: String?, flatpak: Bool) {
+    package init(namespaceLink: String?, initCommand: String?, flatpak: Bool) {
         namespace = namespaceLink.flatMap { link in
             guard let open = link.firstIndex(of: "["), let close = link.lastIndex(of: "]") else { return nil }
             return UInt64(link[link.index(after: open)..<close])
@@ -30,7 +30,7 @@ struct SharedFate: Sendable, Equatable {
     }
 
     /// Why the watchdog shares this process's fate, or nil when it outlives it.
-    var reason: String? {
+    package var reason: String? {
         guard let namespace, namespace != Self.initialNamespace else { return nil }
         if flatpak || initCommand == "bwrap" {
             let sandbox = flatpak ? "a Flatpak sandbox" : "a bubblewrap sandbox"
@@ -45,7 +45,7 @@ struct SharedFate: Sendable, Equatable {
     }
 
     /// This process's.
-    static func current() -> SharedFate {
+    package static func current() -> SharedFate {
         var link = [CChar](repeating: 0, count: 64)
         let count = readlink("/proc/self/ns/pid", &link, link.count - 1)
         let namespaceLink =

@@ -1,7 +1,7 @@
 import SharedSession
 import Testing
 
-@testable import SharedSessionPipeWire
+@testable import SharedSessionEnginePolicy
 
 /// Node adoption's values, without a daemon: rules, the book of adopted nodes, the step schedule and
 /// the tracking of our own writes.

@@ -1,4 +1,4 @@
-import SharedSession
+package import SharedSession
 
 /// The engine's adopted nodes (see ``NodeAdoption``) as a plain value: the adoption book (which node
 /// belongs to which stream), each adopted stream's gain and ramp, each bound node's user volume and
@@ -16,9 +16,9 @@ import SharedSession
 /// even when a player closes its node in the middle of a duck. Giving a node back is setting its soft
 /// volumes to its channel volumes. A user's write of the channel volumes makes audioconvert use them
 /// again: the machine takes it as the stream's new volume and writes the soft volumes again at once.
-struct AdoptionMachine {
+package struct AdoptionMachine {
     /// What the engine does for an input, in order.
-    enum Action: Equatable {
+    package enum Action: Equatable {
         /// Bind the client (follow its info) if it is not bound yet.
         case bindClient(UInt32)
         /// Bind the node (follow its info and `Props`) if it is not bound yet.
@@ -54,32 +54,32 @@ struct AdoptionMachine {
     /// `channelVolumes` on a new node (within ``StreamHealth/restoreWindow``), and any write of the
     /// channel volumes, even of the value they have, makes PipeWire play the node at them instead of
     /// the soft volumes, with nothing in the node's reported `Props` to show it.
-    static let settleWrites: [Duration] = [.milliseconds(50), .milliseconds(250), StreamHealth.restoreWindow]
+    package static let settleWrites: [Duration] = [.milliseconds(50), .milliseconds(250), StreamHealth.restoreWindow]
 
     /// Through loopbacks: how long after a node was moved to its loopback a stop of the node is taken
-    /// as the move's. The session manager relinks it, and the node stops running for a few cycles
-    /// (up to 107 ms of silence measured on 1.4): an overlay's duck would be released and taken again.
-    static let moveSettle = Duration.milliseconds(500)
+    /// as the move's. The session manager relinks it, and on 1.4 the node stops running for a few cycles
+    /// (the AdoptingNodes article has the gap): an overlay's duck would be released and taken again.
+    package static let moveSettle = Duration.milliseconds(500)
 
     /// How long a pause fades the adopted main's node out to silence, and a resume fades it in.
-    static let pauseFade = Duration.milliseconds(100)
+    package static let pauseFade = Duration.milliseconds(100)
 
     /// A change of the channel volumes within ``StreamHealth/restoreWindow`` of the node's appearing
     /// counts as the session manager's restore only until the node has run this long.
-    static let restoreAfterRunning = Duration.milliseconds(50)
+    package static let restoreAfterRunning = Duration.milliseconds(50)
 
     /// How far a reported channel volume may be from the known one and still be the same (a float's
     /// round trip through the daemon is exact; this is margin).
-    static let userVolumeTolerance: Float = 1e-5
+    package static let userVolumeTolerance: Float = 1e-5
 
-    private(set) var book: AdoptionBook
+    package private(set) var book: AdoptionBook
     /// Whether the session's gain reaches the nodes through loopbacks of the engine's client
     /// (``AdoptionCarrier/loopback``) rather than their soft volumes: nothing of the node is written, so
     /// its volumes are the user's alone, nothing needs writing again and no watchdog keeps it.
-    let throughLoopbacks: Bool
-    private(set) var members: [StreamID: Member] = [:]
+    package let throughLoopbacks: Bool
+    package private(set) var members: [StreamID: Member] = [:]
     /// The nodes the machine knows, by global id.
-    private(set) var nodes: [UInt32: Node] = [:]
+    package private(set) var nodes: [UInt32: Node] = [:]
     /// The clients the registry announced, bound once something is adopted, and whether their info
     /// (their full properties) arrived.
     private var clients: [UInt32: Bool] = [:]
@@ -87,21 +87,21 @@ struct AdoptionMachine {
     private var ownReported: Set<String> = []
 
     /// The adopted nodes' bookkeeping, by global id.
-    var bound: [UInt32: Bound] { nodes.compactMapValues(\.bound) }
+    package var bound: [UInt32: Bound] { nodes.compactMapValues(\.bound) }
 
-    init(book: AdoptionBook, throughLoopbacks: Bool = false) {
+    package init(book: AdoptionBook, throughLoopbacks: Bool = false) {
         self.book = book
         self.throughLoopbacks = throughLoopbacks
     }
 
     /// Whether the machine adopts for `stream`.
-    func adopts(_ stream: StreamID) -> Bool { members[stream] != nil }
+    package func adopts(_ stream: StreamID) -> Bool { members[stream] != nil }
 
     // MARK: Streams
 
     /// Opens a session stream made of `rule`: binds every known client and node, and adopts those that
     /// match.
-    mutating func open(
+    package mutating func open(
         _ stream: StreamID, rule: AdoptionRule, ducksWhilePlaying: Bool, gain: Float, paused: Bool,
         at now: ContinuousClock.Instant
     ) -> [Action] {
@@ -112,7 +112,7 @@ struct AdoptionMachine {
 
     /// Closes an adopted stream: its nodes get their own volume back at once (their channel volumes,
     /// the user's, were never written).
-    mutating func close(_ stream: StreamID) -> [Action] {
+    package mutating func close(_ stream: StreamID) -> [Action] {
         guard members.removeValue(forKey: stream) != nil else { return [] }
         // The host hears that the stream stopped; the session is not told: closing the stream released
         // the duck it held while it played.
@@ -121,7 +121,7 @@ struct AdoptionMachine {
     }
 
     /// Gives every adopted node back (the engine is shutting down).
-    mutating func giveBackAll() -> [Action] {
+    package mutating func giveBackAll() -> [Action] {
         giveBack(bound.keys.sorted())
     }
 
@@ -144,7 +144,7 @@ struct AdoptionMachine {
     }
 
     /// The controls' latest gains and pauses, and whether the engine is suspended.
-    mutating func commands(
+    package mutating func commands(
         _ commands: [StreamID: Command], suspended: Bool, at now: ContinuousClock.Instant, quantum: Int
     ) -> [Action] {
         var actions: [Action] = []
@@ -173,7 +173,7 @@ struct AdoptionMachine {
     /// Writes each ramp's step due at `now` (never more than one step of the schedule per write: a timer
     /// the loaded machine fired late makes the ramp longer, not its step bigger), the settle writes due,
     /// and reports the adoptions that matched nothing in time.
-    mutating func tick(at now: ContinuousClock.Instant, quantum: Int) -> [Action] {
+    package mutating func tick(at now: ContinuousClock.Instant, quantum: Int) -> [Action] {
         var actions: [Action] = []
         for stream in members.keys.sorted() {
             guard var member = members[stream], let ramp = member.ramp else { continue }
@@ -213,7 +213,7 @@ struct AdoptionMachine {
 
     /// When ``tick(at:quantum:)`` is next due: a ramp's next step (one quantum on), a settle write, an
     /// adoption's wait running out; nil if nothing is.
-    func nextDue(after now: ContinuousClock.Instant, quantum: Int) -> ContinuousClock.Instant? {
+    package func nextDue(after now: ContinuousClock.Instant, quantum: Int) -> ContinuousClock.Instant? {
         var due: [ContinuousClock.Instant] = []
         if members.values.contains(where: { $0.ramp != nil }) {
             due.append(now + AudioFormat.standard.duration(ofFrames: Self.stepFrames(quantum)))
@@ -227,13 +227,13 @@ struct AdoptionMachine {
 
     /// The frames between two ramp steps: the quantum the engine's streams last ran at, else PipeWire's
     /// default of 1024 frames.
-    static func stepFrames(_ quantum: Int) -> Int { quantum > 0 ? quantum : 1024 }
+    package static func stepFrames(_ quantum: Int) -> Int { quantum > 0 ? quantum : 1024 }
 
     // MARK: The registry
 
     /// A node or a client appeared. It is remembered; it is bound (its info and `Props` followed) only
     /// while something is adopted, so an engine that adopts nothing costs the daemon nothing more.
-    mutating func clientAppeared(_ id: UInt32, properties: [String: String], at now: ContinuousClock.Instant)
+    package mutating func clientAppeared(_ id: UInt32, properties: [String: String], at now: ContinuousClock.Instant)
         -> [Action]
     {
         if clients[id] == nil { clients[id] = false }
@@ -243,7 +243,7 @@ struct AdoptionMachine {
 
     /// An adoptable node appeared (the engine's own too: a rule that matches one is reported, and the
     /// node left alone; so is one this client may not write, `writable` false).
-    mutating func nodeAppeared(
+    package mutating func nodeAppeared(
         _ id: UInt32, properties: [String: String], writable: Bool = true, at now: ContinuousClock.Instant
     ) -> [Action] {
         nodes[id, default: Node()].appeared = now
@@ -253,7 +253,7 @@ struct AdoptionMachine {
 
     /// Whether a node the registry just announced waits for its properties before it counts as other
     /// audio: while something is adopted, for other clients' playback nodes.
-    mutating func defersOtherAudio(id: UInt32, mediaClass: String, name: String) -> Bool {
+    package mutating func defersOtherAudio(id: UInt32, mediaClass: String, name: String) -> Bool {
         guard !members.isEmpty, AdoptionBook.isAdoptable(mediaClass: mediaClass), !name.hasPrefix(book.ownPrefix)
         else { return false }
         nodes[id, default: Node()].undecided = (mediaClass, name)
@@ -261,7 +261,7 @@ struct AdoptionMachine {
     }
 
     /// A global went away.
-    mutating func removed(_ id: UInt32, at now: ContinuousClock.Instant) -> [Action] {
+    package mutating func removed(_ id: UInt32, at now: ContinuousClock.Instant) -> [Action] {
         var actions: [Action] = []
         let bound = nodes[id]?.bound
         if bound != nil { actions.append(.watchdogReleased(id)) }
@@ -284,7 +284,7 @@ struct AdoptionMachine {
 
     /// The connection is going away: every node is released and forgotten (the engine destroys every
     /// proxy); the adoptions stay, and adopt again once the registry announces matching nodes.
-    mutating func disconnected() -> [Action] {
+    package mutating func disconnected() -> [Action] {
         var actions: [Action] = []
         for change in book.disconnected() {
             switch change {
@@ -309,7 +309,9 @@ struct AdoptionMachine {
     // MARK: What bound proxies report
 
     /// A node's info: its properties (nil if unchanged) and whether it runs.
-    mutating func nodeInfo(_ id: UInt32, properties: [String: String]?, running: Bool, at now: ContinuousClock.Instant)
+    package mutating func nodeInfo(
+        _ id: UInt32, properties: [String: String]?, running: Bool, at now: ContinuousClock.Instant
+    )
         -> [Action]
     {
         if running, nodes[id]?.firstRunning == nil { nodes[id, default: Node()].firstRunning = now }
@@ -327,7 +329,7 @@ struct AdoptionMachine {
     }
 
     /// A client's info (its full properties): its nodes are matched again, and decided.
-    mutating func clientInfo(_ id: UInt32, properties: [String: String], at now: ContinuousClock.Instant)
+    package mutating func clientInfo(_ id: UInt32, properties: [String: String], at now: ContinuousClock.Instant)
         -> [Action]
     {
         clients[id] = true
@@ -337,7 +339,7 @@ struct AdoptionMachine {
     }
 
     /// A node's `Props`: its channel volumes (the user's) and the mean of its soft volumes.
-    mutating func volumes(_ id: UInt32, channel volumes: [Float], soft: Float?, at now: ContinuousClock.Instant)
+    package mutating func volumes(_ id: UInt32, channel volumes: [Float], soft: Float?, at now: ContinuousClock.Instant)
         -> [Action]
     {
         let user = volumes.reduce(0, +) / Float(max(volumes.count, 1))

@@ -1,7 +1,7 @@
 import SharedSession
 import Testing
 
-@testable import SharedSessionPipeWire
+@testable import SharedSessionEnginePolicy
 
 /// The adoption's state machine when the session's gain reaches the nodes through loopbacks
 /// (``AdoptionCarrier/loopback``): what the engine is told to do, without a daemon.

@@ -1,7 +1,7 @@
 import SharedSession
 import Testing
 
-@testable import SharedSessionPipeWire
+@testable import SharedSessionEnginePolicy
 
 /// The PipeWire engine's decisions, as plain values fed what a daemon would say: no daemon needed.
 @Suite("PipeWire policies without a daemon")
