@@ -14,7 +14,8 @@ public enum AdoptionCarrier: Sendable, Hashable, CustomStringConvertible {
     /// (its `target.object` in the "default" metadata), played on at the session's gain. The daemon
     /// removes the loopback when this process's connections close, however every process of the host
     /// ends, and the session manager links the node back to its sink at the user's volume. Each move
-    /// costs a gap on PipeWire 1.4 (85–107 ms of silence measured) and none on 0.3.65.
+    /// costs a gap of silence on PipeWire 1.4 and none on 0.3.65 (the AdoptingNodes article has the gap
+    /// per player).
     case loopback
 
     /// Whether nodes are ducked through loopbacks, for a process whose watchdog shares its fate or not.

@@ -243,7 +243,7 @@ final class DecoderLoop: @unchecked Sendable {
 
     /// The testing delay before a step, slept in slices of at most 5 ms: a test that clears it
     /// (`setDecodeDelayForTesting(.zero)`) gets the decoder back at once, not after the rest of a
-    /// 30 s sleep (which made the underrun test wait out its 5 s and fail, 1 run in 6).
+    /// 30 s sleep (which made the underrun test wait out its 5 s and fail now and then).
     private func sleepWhileDelayed(_ nanoseconds: Int) {
         var slept = 0
         while slept < nanoseconds, shared.decodeDelayNanoseconds.load(ordering: .relaxed) > 0 {

@@ -99,8 +99,8 @@ final class EchoCanceller {
     /// capture, so a talker alone keeps its level: a mono canceller cost 3 dB in the upmix) in 20 ms
     /// blocks (a quantum of 960 frames while it runs: the canceller's 10 ms blocks, twice, so every
     /// cycle hands it whole blocks), the reference taken from the default sink's monitor, WebRTC's
-    /// noise suppression off (measured once with it on, it took out less of the echo: 7.8 dB against
-    /// 15.2) and its gain control off.
+    /// noise suppression off (measured once with it on, it took out less of the echo; the
+    /// SharedSessionPipeWire overview has the figures) and its gain control off.
     var arguments: String {
         var text = """
             { node.latency = "960/48000" audio.rate = 48000 audio.channels = 2 audio.position = [ FL FR ]

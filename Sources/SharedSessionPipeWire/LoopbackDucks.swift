@@ -19,8 +19,8 @@ import SharedSession
 final class LoopbackDucks {
     static let moduleName = "libpipewire-module-loopback"
     /// How long after a node was given back its loopback is unloaded: the session manager has moved
-    /// the node back by then (within two cycles of the graph, measured), so it never plays to a sink
-    /// that is going.
+    /// the node back well before then (a move takes a few cycles of the graph), so it never plays to a
+    /// sink that is going.
     static let unloadDelay = Duration.seconds(1)
     /// How long after a loopback went away on its own (the connection intact) it is loaded again.
     static let retryDelay = Duration.milliseconds(250)

@@ -9,7 +9,7 @@ public import SharedSession
 ///   keep a node of their own; every other stream is mixed in the engine's process into one
 ///   "overlay bus" `pw_stream`, the same ``StreamRenderer`` kernel rendering each overlay into its
 ///   buffer. The daemon then schedules and mixes two nodes however many overlays play, which costs a
-///   fraction of the CPU with many overlays (see the README's figures), but the overlays are no
+///   fraction of the CPU with many overlays (BENCHMARKS.md has the figures), but the overlays are no
 ///   longer visible or adjustable one by one in the desktop's mixer.
 ///
 /// The session behaves the same in both: gains, ducks, pauses, suspends and their ramps are per stream,

@@ -7,7 +7,7 @@ import Synchronization
 /// every style, the snapshot and the event stream, as `SharedSession` gives them in-process, and
 /// ``makeDelegate()`` for an SDK written against `OverlayAudioDelegate`.
 ///
-/// Every call is one round trip on the socket (tens of microseconds on an idle machine) and returns
+/// Every call is one round trip on the socket (BENCHMARKS.md times it) and returns
 /// when the host has applied it, so the host's state is what an in-process call would have left. Each
 /// call comes in two forms: one that waits on the caller's thread, and an `async` one that suspends
 /// instead (call that one from Swift concurrency, where waiting would hold a thread of the shared

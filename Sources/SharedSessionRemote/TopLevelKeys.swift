@@ -1,7 +1,8 @@
 /// The keys of a JSON object line, read without decoding their values: what a unit needs to know that
 /// a host line is an event nobody listens to (`{"event": …}` and nothing else), at a fraction of a full
 /// decode. With a thousand units in one process, each event of the session is a line for each of them,
-/// and decoding every one with `JSONDecoder` took 13 µs a line more than this scan.
+/// and decoding every one with `JSONDecoder` slowed every unit's round trip (BENCHMARKS.md has the
+/// round trip of one unit among a thousand).
 ///
 /// The scan follows JSON's structure (strings with their escapes, nested objects and arrays), so a key
 /// is told by its place in the line, never by bytes that happen to look like one; it does not check

@@ -48,13 +48,11 @@ public struct VoiceActivityPolicy: Sendable, Hashable {
     /// Speech above −40 dBFS, the movie down within 20 ms, held 1.2 s, back in 400 ms.
     ///
     /// Chosen from speech (`Benchmarks/Sources/VoiceTiming`, figures in BENCHMARKS.md): in espeak-ng
-    /// speech in five voices at six paces, through Opus as a far end's voice arrives, the pauses the
-    /// detector hears within a sentence are 47 ms at the median and 666 ms at the 99th percentile, the
-    /// longest 1148 ms (a comma in deliberate speech with 300 ms word gaps); between the sentences of
-    /// a turn 708 ms at the median, the longest 941 ms. The hold covers every one of them, so the
-    /// movie stays down from a turn's first word to its last; after the last word it is back at its
-    /// level 1.6 s later (hold plus release), inside the shortest silence counted as the end of a
-    /// turn, 2 s. The old default (hold 300 ms) let the movie rise 46 times a minute while someone
-    /// spoke, up to its full level.
+    /// speech in five voices at six paces, through Opus as a far end's voice arrives, the hold is longer
+    /// than every pause the detector hears within a sentence (the longest a comma in deliberate speech)
+    /// and between the sentences of a turn, so the movie stays down from a turn's first word to its
+    /// last; after the last word it is back at its level 1.6 s later (hold plus release), inside the
+    /// shortest silence counted as the end of a turn, 2 s. The old default (hold 300 ms) let the movie
+    /// rise many times a minute while someone spoke, up to its full level.
     public static let `default` = try! VoiceActivityPolicy()
 }
