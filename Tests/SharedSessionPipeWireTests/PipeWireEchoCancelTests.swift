@@ -71,7 +71,10 @@ extension DaemonTests {
             #expect(!off.cancelling)
             #expect(off.nodes.isEmpty, "no canceller without voice processing: \(off.nodes)")
             #expect(abs(off.0.erle) < 0.5, "without the canceller the capture is the microphone")
-            let on = try await Self.measure(.voice)
+            // A reading across an xrun is taken again: on a loaded machine a glitch slides the canceller's
+            // capture against its reference (module-echo-cancel's rings drop what overran), and WebRTC's
+            // canceller takes seconds to find the echo's delay again, inside the window read.
+            let on = try await Xruns.undisturbed("echo cancelled", attempts: 4) { try await Self.measure(.voice) }
             #expect(on.cancelling)
             #expect(on.nodes.count == 3, "the canceller's capture, reference and source: \(on.nodes)")
             // Behaviour, not the figure (Benchmarks' echo-room publishes its median and worst, the
