@@ -108,7 +108,7 @@ final class EchoCanceller {
               aec.args = { webrtc.noise_suppression = false webrtc.gain_control = false }
               capture.props = { node.name = "\(nodePrefix).echo-cancel.capture" node.passive = true }
               sink.props = { node.name = "\(nodePrefix).echo-cancel.reference" }
-              source.props = { node.name = "\(sourceName)" priority.session = 0
+              source.props = { node.name = "\(sourceName)" priority.session = \(NodeFactory.neverDefaultPriority)
                 node.description = "\(String(applicationName.map { $0 == "\"" ? "'" : $0 })) voice (echo-cancelled)" }
             """
         if let remoteName { text += " remote.name = \"\(remoteName)\"" }

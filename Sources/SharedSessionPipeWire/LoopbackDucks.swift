@@ -80,19 +80,20 @@ final class LoopbackDucks {
     func sinkName(of node: UInt32) -> String { "\(nodePrefix).duck.\(node)" }
     func outputName(of node: UInt32) -> String { "\(nodePrefix).duck.\(node).out" }
 
-    /// The module's arguments (SPA JSON): a stereo sink at the lowest priority (it never becomes the
-    /// default), and a playback stream linked like any stream to the default sink. It asks the session
-    /// manager to restore no volume and no target on it; WirePlumber 0.4.13 does anyway (it compares the
-    /// property with a boolean, so only its own rules can set it), writing the channel volumes it saved
-    /// for the stream's `media.name` as the stream appears, which makes PipeWire play it at them instead
-    /// of the soft volumes: the gain is written again after it (``AdoptionMachine/settleWrites``).
+    /// The module's arguments (SPA JSON): a stereo sink below every other node's priority (it never
+    /// becomes the default, ``NodeFactory/neverDefaultPriority``), and a playback stream linked like any
+    /// stream to the default sink. It asks the session manager to restore no volume and no target on
+    /// it; WirePlumber 0.4.13 does anyway (it compares the property with a boolean, so only its own rules
+    /// can set it), writing the channel volumes it saved for the stream's `media.name` as the stream
+    /// appears, which makes PipeWire play it at them instead of the soft volumes: the gain is written
+    /// again after it (``AdoptionMachine/settleWrites``).
     func arguments(for node: UInt32, name: String) -> String {
         let label = String(name.map { $0 == "\"" || $0 == "\\" ? "'" : $0 })
         var text = """
             { audio.channels = 2 audio.position = [ FL FR ]
               node.description = "\(label) (ducked by SharedSession)"
               capture.props = { node.name = "\(sinkName(of: node))" media.class = "Audio/Sink"
-                priority.session = 0 priority.driver = 0 node.virtual = true }
+                priority.session = \(NodeFactory.neverDefaultPriority) priority.driver = 0 node.virtual = true }
               playback.props = { node.name = "\(outputName(of: node))" node.virtual = true
                 state.restore-props = false state.restore-target = false }
             """

@@ -15,6 +15,13 @@ struct NodeFactory {
     /// The last component of the bus node's `node.name` (after the engine's node prefix).
     static let busNodeSuffix = "overlays"
 
+    /// The `priority.session` of the sinks and sources the engine's modules make (a loopback duck's
+    /// sink, the echo canceller's source): below every other node's, so the session manager never makes
+    /// one of them a default, whatever the desktop's own sinks and sources declare. WirePlumber 0.4
+    /// ranks a node that declares no priority at -1, 0.5 at 0: at 0 a loopback once became the default
+    /// sink and source of a daemon whose only sink declared none.
+    static let neverDefaultPriority = -1_000_000
+
     /// A stream's node of its own; `target` already checked against the daemon's sinks.
     func playback(
         core: OpaquePointer, id: StreamID, descriptor: StreamDescriptor, renderer: StreamRenderer,

@@ -1,0 +1,88 @@
+import Foundation
+import SharedSession
+@_spi(Testing) import SharedSessionPipeWire
+import SharedSessionTestSupport
+import SharedSessionTesting
+import Testing
+
+extension DaemonTests {
+    /// The nodes the engine's modules make never become a default of the desktop's, whatever its own
+    /// sink declares: the lab restarted with its null sink at no `priority.session` (a headless box's, a
+    /// remote desktop's or a streaming host's virtual sink) and at 0, the priority the loopback's sink
+    /// had when WirePlumber 0.4 (which ranks a node without one at -1) made it the default sink and
+    /// source, so that a recorder of the default sink heard the player at full level under a duck.
+    @Suite("Default nodes")
+    struct DefaultNodeTests {
+        @Test(
+            "through a loopback, on a daemon whose only sink declares no priority or 0, the loopback never becomes the default sink or source, and the default sink's monitor hears the duck",
+            arguments: ["none", "0"])
+        func loopbackNeverDefault(_ sinkPriority: String) async throws {
+            try Daemon.requirePrivate()
+            let lanes = ProcessInfo.processInfo.environment["SHAREDSESSION_PW_SINK_PRIORITY"]
+            setenv("SHAREDSESSION_PW_SINK_PRIORITY", sinkPriority, 1)
+            defer {
+                if let lanes {
+                    setenv("SHAREDSESSION_PW_SINK_PRIORITY", lanes, 1)
+                } else {
+                    unsetenv("SHAREDSESSION_PW_SINK_PRIORITY")
+                }
+                // The lane's own lab again, for the tests after this one.
+                let restart = Daemon.script("start")
+                if restart.status != 0 { Issue.record("the lab did not start again: \(restart.output)") }
+            }
+            try Daemon.ensureRunning()
+            #expect(Self.defaults() == Self.lab, "the lab's defaults before the host")
+
+            let rig = try AdoptionRig(carrier: .loopback)
+            defer { rig.stop() }
+            let main = try rig.adoption.adoptMain(AdoptionRule(.applicationName("pw-play")))
+            defer { main.close() }
+            _ = try rig.startPwPlay(try toneFile(mainTone, amplitude: 0.5, seconds: 30))
+            try await rig.wait("pw-play adopted", timeout: .seconds(10)) {
+                if case .adopted = $0 { true } else { false }
+            }
+            try await rig.recorder.waitForTone(mainTone, atLeast: mainLevel - 1, timeout: .seconds(10))
+            let duck = rig.session.duck(owner: "feed")
+            // Held levels: the median of the last three 100 ms, past the duck's and the release's ramps.
+            try await rig.recorder.record(for: .milliseconds(900))
+            let (ducked, duckedWindows) = try rig.recorder.steadyMainLevelNow()
+            let loopbacks = HostEndingTests.loopbackNodes()
+            let during = Self.defaults()
+            duck.release()
+            try await rig.recorder.record(for: .milliseconds(900))
+            let (back, backWindows) = try rig.recorder.steadyMainLevelNow()
+            print(
+                "[default-nodes] sink priority \(sinkPriority): loopback \(loopbacks), defaults \(during); "
+                    + "ducked \(ducked), back \(back) dBFS")
+            #expect(!loopbacks.isEmpty, "the player is not ducked through a loopback")
+            #expect(during == Self.lab, "a default moved while the loopback ducked the player")
+            #expect(
+                abs(ducked - (mainLevel - 20)) < 0.5,
+                "the default sink's monitor heard \(ducked) dBFS under the duck; by 100 ms: \(duckedWindows)")
+            #expect(
+                abs(back - mainLevel) < 0.5,
+                "the default sink's monitor heard \(back) dBFS after the duck; by 100 ms: \(backWindows)")
+        }
+
+        /// The lab's defaults: its null sink, and its voice loopback's source.
+        static let lab = Defaults(sink: "sharedsession-sink", source: "sharedsession-voice")
+
+        struct Defaults: Equatable, CustomStringConvertible {
+            let sink: String?
+            let source: String?
+            var description: String { "sink \(sink ?? "none"), source \(source ?? "none")" }
+        }
+
+        /// The session manager's `default.audio.sink` and `default.audio.source`, from `pw-metadata`.
+        static func defaults() -> Defaults {
+            let output = Daemon.run("pw-metadata", ["-n", "default", "0"]).output
+            func name(_ key: String) -> String? {
+                guard let line = output.split(separator: "\n").first(where: { $0.contains("key:'\(key)'") }),
+                    let range = line.range(of: #""name":"[^"]*""#, options: .regularExpression)
+                else { return nil }
+                return String(line[range].dropFirst(8).dropLast())
+            }
+            return Defaults(sink: name("default.audio.sink"), source: name("default.audio.source"))
+        }
+    }
+}
