@@ -201,8 +201,8 @@ extension SharedSession {
         case .setSuspended(let suspended): engine.setSuspended(suspended)
         case .setGain(let id, let gain, let ramp): lane.controls[id]?.setGain(gain, ramp: ramp)
         case .setPaused(let id, let paused): lane.controls[id]?.setPaused(paused)
-        case .setActivityDuck(let id, let gain, let volume, let sources, let loudness):
-            followActivity(id, gain: gain, volume: volume, sources, loudness: loudness, &lane)
+        case .setActivityDuck(let id, let gain, let volume, let followed):
+            followActivity(id, gain: gain, volume: volume, followed, &lane)
         case .closeStream(let id):
             engine.closeStream(id)
             lane.controls[id] = nil
@@ -211,25 +211,24 @@ extension SharedSession {
     }
 
     private func followActivity(
-        _ id: StreamID, gain: Float, volume: Float, _ sources: [ActivitySource], loudness: [LoudnessSlot?],
-        _ lane: inout Lane
+        _ id: StreamID, gain: Float, volume: Float, _ followed: [FollowedSource], _ lane: inout Lane
     ) {
+        // The engine's renderer takes the meters and their loudness slots side by side.
         var meters: [ActivityMeter] = []
         var slots: [LoudnessSlot?] = []
         let voice = policy.voiceActivity
-        for (index, source) in sources.enumerated() {
+        for source in followed {
             let meter: ActivityMeter?
-            switch source {
-            case .stream(let followed): meter = lane.controls[followed]?.activityMeter()
+            switch source.source {
+            case .stream(let stream): meter = lane.controls[stream]?.activityMeter()
             case .voiceInput: meter = voiceInput.activity
             }
             guard let meter else { continue }
             meter.configure(threshold: voice.linearThreshold, holdFrames: engine.format.frames(in: voice.hold))
-            let slot = index < loudness.count ? loudness[index] : nil
-            if slot != nil { meter.measureLoudness() }
+            if source.loudness != nil { meter.measureLoudness() }
             lane.meters[ObjectIdentifier(meter)] = meter
             meters.append(meter)
-            slots.append(slot)
+            slots.append(source.loudness)
         }
         lane.controls[id]?.setActivityDuck(
             gain: gain, following: meters,

@@ -100,7 +100,7 @@ struct DuckStackTests {
         stack.insert(try Self.admit(.followActivity(.voiceInput, level: nil), id: 3).get(), policyLevel: 0.2)
         let duck = try #require(stack.activityDuck(isOpen: { $0 == far }))
         #expect(duck.level == 0.2)
-        #expect(duck.sources == [.stream(far), .voiceInput])
+        #expect(duck.followed.map(\.source) == [.stream(far), .voiceInput])
     }
 }
 

@@ -54,34 +54,26 @@ struct DuckStack: Sendable {
 
     /// The voice-activity duck: the lowest level among the live voice-activity ducks whose source
     /// still plays (`isOpen` says whether a followed stream is open; 1 when only loudness ducks are
-    /// live), the sources to follow, oldest duck first, and for each source the loudness margin and
-    /// deepest depth if a loudness duck follows it (the largest margin and the deepest bound of those
-    /// that do).
-    func activityDuck(isOpen: (StreamID) -> Bool) -> (
-        level: Float, sources: [ActivitySource], loudness: [LoudnessSlot?]
-    )? {
+    /// live), and the sources to follow, oldest duck first, each with the loudness margin and deepest
+    /// depth if a loudness duck follows it (the largest margin and the deepest bound of those that do).
+    func activityDuck(isOpen: (StreamID) -> Bool) -> (level: Float, followed: [FollowedSource])? {
         guard !activity.isEmpty else { return nil }
         var level: Float = 1
-        var sources: [ActivitySource] = []
-        var loudness: [LoudnessSlot?] = []
+        var followed: [FollowedSource] = []
         for id in activity.keys.sorted() {
             let duck = activity[id]!
-            if case .stream(let followed) = duck.source, !isOpen(followed) { continue }
-            var index = sources.firstIndex(of: duck.source)
-            if index == nil {
-                sources.append(duck.source)
-                loudness.append(nil)
-                index = sources.count - 1
-            }
+            if case .stream(let stream) = duck.source, !isOpen(stream) { continue }
+            let index = followed.firstIndex { $0.source == duck.source } ?? followed.endIndex
+            if index == followed.endIndex { followed.append(FollowedSource(source: duck.source)) }
             switch duck.ask {
             case .level(let asked): level = min(level, asked)
             case .loudness(let margin, let deepest):
-                let slot = loudness[index!]
-                loudness[index!] = LoudnessSlot(
+                let slot = followed[index].loudness
+                followed[index].loudness = LoudnessSlot(
                     margin: max(margin, slot?.margin ?? margin), deepest: min(deepest, slot?.deepest ?? deepest))
             }
         }
-        return sources.isEmpty ? nil : (level, sources, loudness)
+        return followed.isEmpty ? nil : (level, followed)
     }
 
     // MARK: Admission

@@ -24,10 +24,10 @@ enum SessionEffect: Sendable, Hashable, CustomStringConvertible {
     /// Pause or resume a stream.
     case setPaused(StreamID, Bool)
     /// Make a stream go down to `gain` (never above its own) while any of `following` is active,
-    /// decided per sample on the render side (no sources: no voice-activity duck).
-    /// `volume` is the host's, which scales a loudness duck's ceiling.
-    case setActivityDuck(
-        StreamID, gain: Float, volume: Float, following: [ActivitySource], loudness: [LoudnessSlot?])
+    /// decided per sample on the render side (no sources: no voice-activity duck), and as deep as the
+    /// loudness duck that follows a source asks. `volume` is the host's, which scales a loudness
+    /// duck's ceiling.
+    case setActivityDuck(StreamID, gain: Float, volume: Float, following: [FollowedSource])
     /// Close a stream on the engine.
     case closeStream(StreamID)
     /// Deliver an event to the subscribers and the delegate.
@@ -43,10 +43,11 @@ enum SessionEffect: Sendable, Hashable, CustomStringConvertible {
         case .setSuspended(let suspended): "setSuspended(\(suspended))"
         case .setGain(let id, let gain, let ramp): "setGain(\(id), \(gain), ramp: \(ramp))"
         case .setPaused(let id, let paused): "setPaused(\(id), \(paused))"
-        case .setActivityDuck(let id, let gain, let volume, let sources, let loudness):
-            loudness.contains { $0 != nil }
-                ? "setActivityDuck(\(id), \(gain), following: \(sources), loudness: \(loudness), volume: \(volume))"
-                : "setActivityDuck(\(id), \(gain), following: \(sources))"
+        case .setActivityDuck(let id, let gain, let volume, let followed):
+            followed.contains { $0.loudness != nil }
+                ? "setActivityDuck(\(id), \(gain), following: \(followed.map(\.source)), "
+                    + "loudness: \(followed.map(\.loudness)), volume: \(volume))"
+                : "setActivityDuck(\(id), \(gain), following: \(followed.map(\.source)))"
         case .closeStream(let id): "closeStream(\(id))"
         case .emit(let event): "emit(\(event))"
         }

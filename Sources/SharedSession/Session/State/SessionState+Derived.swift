@@ -46,8 +46,8 @@ extension SessionState {
             let duck = duckStack.activityDuck(isOpen: { streams.isOpen($0) })
         else { return nil }
         return ActivityDuck(
-            gain: context.hostVolume * duck.level, sources: duck.sources, loudness: duck.loudness,
-            volume: duck.loudness.contains { $0 != nil } ? context.hostVolume : 1)
+            gain: context.hostVolume * duck.level, followed: duck.followed,
+            volume: duck.followed.contains { $0.loudness != nil } ? context.hostVolume : 1)
     }
 
     var isSuspended: Bool {

@@ -76,7 +76,7 @@ struct StreamReconciler: Sendable {
                 log.append(
                     .setActivityDuck(
                         id, gain: wanted.activity?.gain ?? 1, volume: wanted.activity?.volume ?? 1,
-                        following: wanted.activity?.sources ?? [], loudness: wanted.activity?.loudness ?? []))
+                        following: wanted.activity?.followed ?? []))
             }
             // Stored only when it changed: most inputs (a lease, a duck at a level already applied)
             // change no stream.
@@ -116,11 +116,15 @@ struct ActivityDuck: Sendable, Hashable {
     /// The stream's gain while a source is active: the host's volume × the duck's level. The
     /// renderer never goes above the stream's own gain, so with other ducks the lowest level wins.
     var gain: Float
-    var sources: [ActivitySource]
-    /// For each source, the loudness duck that follows it, if one does.
-    var loudness: [LoudnessSlot?] = []
+    var followed: [FollowedSource]
     /// The host's volume, which scales a loudness duck's ceiling (``LoudnessFollowing/volume``).
     var volume: Float = 1
+}
+
+/// A source a voice-activity duck follows, and the loudness duck that follows it, if one does.
+struct FollowedSource: Sendable, Hashable {
+    var source: ActivitySource
+    var loudness: LoudnessSlot? = nil
 }
 
 /// What every stream's target depends on besides the stream, read once before settling.
