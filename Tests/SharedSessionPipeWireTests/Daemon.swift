@@ -176,7 +176,14 @@ enum Daemon {
                     + "object.linger = true audio.position = [ FL FR ] audio.rate = 48000 \(extra)}",
             ])
         try #require(created.status == 0, "pw-cli create-node: \(created.output)")
-        return try #require(nodeID(named: name), "the null sink \(name) did not appear: \(created.output)")
+        // pw-cli returns before the node is in the registry: a pw-dump at once once missed it.
+        let deadline = ContinuousClock.now + .seconds(2)
+        var id = nodeID(named: name)
+        while id == nil, ContinuousClock.now < deadline {
+            usleep(20_000)
+            id = nodeID(named: name)
+        }
+        return try #require(id, "the null sink \(name) did not appear within 2 s: \(created.output)")
     }
 
     /// The id of the node whose `node.name` is `name`, from pw-dump.
