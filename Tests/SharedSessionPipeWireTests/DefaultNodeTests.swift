@@ -9,8 +9,9 @@ extension DaemonTests {
     /// The nodes the engine's modules make never become a default of the desktop's, whatever its own
     /// sink declares: the lab restarted with its null sink at no `priority.session` (a headless box's, a
     /// remote desktop's or a streaming host's virtual sink) and at 0, the priority the loopback's sink
-    /// had when WirePlumber 0.4 (which ranks a node without one at -1) made it the default sink and
-    /// source, so that a recorder of the default sink heard the player at full level under a duck.
+    /// had when WirePlumber 0.4 (which ranks a node without one at -1) made it the default sink (and
+    /// the default source where no microphone outranked its monitor), so that a recorder of the
+    /// default sink heard the player at full level under a duck.
     @Suite("Default nodes")
     struct DefaultNodeTests {
         @Test(
