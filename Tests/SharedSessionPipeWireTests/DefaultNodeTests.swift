@@ -31,7 +31,13 @@ extension DaemonTests {
                 let restart = Daemon.script("start")
                 if restart.status != 0 { Issue.record("the lab did not start again: \(restart.output)") }
             }
+            // A box where nobody ever chose a default: WirePlumber remembers every sink chosen before
+            // (0.4 as `default.configured.audio.sink.N`) and ranks one that is present above any
+            // priority, so the defaults earlier tests chose would hide the loopback's rank.
+            #expect(Daemon.script("stop").status == 0, "the lab did not stop")
+            try? FileManager.default.removeItem(atPath: Self.chosenDefaultsPath)
             try Daemon.ensureRunning()
+            #expect(Self.chosenDefaults().isEmpty, "the session manager remembers chosen defaults")
             #expect(Self.defaults() == Self.lab, "the lab's defaults before the host")
 
             let rig = try AdoptionRig(carrier: .loopback)
@@ -75,6 +81,19 @@ extension DaemonTests {
                 reading = try recorder.steadyMainLevelNow()
             }
             return reading
+        }
+
+        /// The file the private daemon's WirePlumber keeps the defaults users chose in.
+        static var chosenDefaultsPath: String {
+            (ProcessInfo.processInfo.environment["SHAREDSESSION_PW_DIR"] ?? "/tmp/sharedsession-pw")
+                + "/state/wireplumber/default-nodes"
+        }
+
+        /// The chosen defaults WirePlumber remembers (its `default.configured.*` lines), none if the
+        /// file is not there.
+        static func chosenDefaults() -> [Substring] {
+            let text = (try? String(contentsOfFile: chosenDefaultsPath, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").filter { $0.hasPrefix("default.configured") }
         }
 
         /// The lab's defaults: its null sink, and its voice loopback's source.
