@@ -29,11 +29,11 @@ struct DuckStackTests {
         #expect(stack.factor() == 0.25)
         stack.insert(policyLevel, policyLevel: 0.1)
         #expect(stack.factor() == 0.1)
-        stack.remove(policyLevel.id, policyLevel: 0.1)
-        stack.remove(deep.id, policyLevel: 0.1)
+        stack.remove(policyLevel.id)
+        stack.remove(deep.id)
         #expect(stack.factor() == 0.5)
         #expect(stack.factor(floor: 0.1) == 0.1)
-        stack.remove(shallow.id, policyLevel: 0.1)
+        stack.remove(shallow.id)
         #expect(stack.factor() == 1)
         #expect(stack.ducks.isEmpty)
     }
@@ -74,8 +74,8 @@ struct DuckStackTests {
         stack.insert(try Self.admit(.pause, id: 2).get(), policyLevel: 0.1)
         #expect(!stack.hostOverridesPause)
         stack.hostPressedPlay()
-        stack.remove(LeaseID(rawValue: 1), policyLevel: 0.1)
-        stack.remove(LeaseID(rawValue: 2), policyLevel: 0.1)
+        stack.remove(LeaseID(rawValue: 1))
+        stack.remove(LeaseID(rawValue: 2))
         #expect(!stack.pauseRequested && !stack.hostOverridesPause)
     }
 

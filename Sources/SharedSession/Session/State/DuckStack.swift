@@ -2,31 +2,42 @@
 /// stream down by (the lowest live level: ducks never compound), whether one asks for a pause, the
 /// voice-activity ducks, and the deadlines. A request is admitted within its unit's limits.
 ///
-/// Every operation costs the same however many ducks are held: ducks are kept by id, with counts per
-/// level beside them.
+/// One record per live lease: its duck and what it asks, resolved once when it is inserted. Beside
+/// them, the live fixed ducks counted per level and the pause requests counted, so that the factor
+/// and whether a pause is asked cost the same however many ducks are held.
 struct DuckStack: Sendable {
-    private var records: [LeaseID: DuckInfo] = [:]
-    /// Live ducks per effective level (a duck with no level counts at the policy's).
+    /// A live lease: the duck as admitted, and what it asks of the main stream.
+    private struct Record: Sendable {
+        var info: DuckInfo
+        var ask: Ask
+    }
+
+    /// What a live lease asks, with the policy's defaults filled in.
+    private enum Ask: Sendable {
+        case pause
+        /// A fixed duck to this level.
+        case level(Float)
+        /// A duck that follows a source while it is active.
+        case follow(ActivitySource, ActivityAsk)
+    }
+
+    private var records: [LeaseID: Record] = [:]
+    /// Live fixed ducks per level (a duck with no level counts at the policy's).
     private var levels: [Float: Int] = [:]
     private var pauseRequests = 0
-    /// Live voice-activity and loudness ducks: what each follows and what it asks while the source
-    /// is active.
-    private var activity: [LeaseID: (source: ActivitySource, ask: ActivityAsk)] = [:]
-    /// Deadlines of the ducks that have one.
-    private var deadlines: [LeaseID: ContinuousClock.Instant] = [:]
     /// The host pressed play while pause requests were live; lasts until the next pause request.
     private(set) var hostOverridesPause = false
 
     // MARK: Reading
 
     /// The live duck and pause requests, oldest first.
-    var ducks: [DuckInfo] { records.values.sorted { $0.id < $1.id } }
+    var ducks: [DuckInfo] { records.values.map(\.info).sorted { $0.id < $1.id } }
 
-    func info(_ id: LeaseID) -> DuckInfo? { records[id] }
+    func info(_ id: LeaseID) -> DuckInfo? { records[id]?.info }
 
     var pauseRequested: Bool { pauseRequests > 0 }
 
-    var hasActivityDucks: Bool { !activity.isEmpty }
+    var hasActivityDucks: Bool { records.values.contains { if case .follow = $0.ask { true } else { false } } }
 
     /// The lowest level among live ducks, and `floor` (the other-audio duck) if given.
     func factor(floor: Float? = nil) -> Float {
@@ -36,12 +47,13 @@ struct DuckStack: Sendable {
     }
 
     /// The earliest deadline of a live duck.
-    var nextDeadline: ContinuousClock.Instant? { deadlines.values.min() }
+    var nextDeadline: ContinuousClock.Instant? { records.values.compactMap(\.info.deadline).min() }
 
     /// The ducks whose deadline has come, earliest first.
     func due(at now: ContinuousClock.Instant) -> [DuckInfo] {
-        deadlines.filter { $0.value <= now }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
-            .compactMap { records[$0.key] }
+        let deadlines = records.compactMapValues(\.info.deadline)
+        return deadlines.filter { $0.value <= now }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
+            .compactMap { records[$0.key]?.info }
     }
 
     /// What a duck that follows a source asks while the source is active.
@@ -57,15 +69,14 @@ struct DuckStack: Sendable {
     /// live), and the sources to follow, oldest duck first, each with the loudness margin and deepest
     /// depth if a loudness duck follows it (the largest margin and the deepest bound of those that do).
     func activityDuck(isOpen: (StreamID) -> Bool) -> (level: Float, followed: [FollowedSource])? {
-        guard !activity.isEmpty else { return nil }
         var level: Float = 1
         var followed: [FollowedSource] = []
-        for id in activity.keys.sorted() {
-            let duck = activity[id]!
-            if case .stream(let stream) = duck.source, !isOpen(stream) { continue }
-            let index = followed.firstIndex { $0.source == duck.source } ?? followed.endIndex
-            if index == followed.endIndex { followed.append(FollowedSource(source: duck.source)) }
-            switch duck.ask {
+        for id in records.keys.sorted() {
+            guard case .follow(let source, let ask) = records[id]!.ask else { continue }
+            if case .stream(let stream) = source, !isOpen(stream) { continue }
+            let index = followed.firstIndex { $0.source == source } ?? followed.endIndex
+            if index == followed.endIndex { followed.append(FollowedSource(source: source)) }
+            switch ask {
             case .level(let asked): level = min(level, asked)
             case .loudness(let margin, let deepest):
                 let slot = followed[index].loudness
@@ -167,40 +178,40 @@ struct DuckStack: Sendable {
     /// Adds an admitted duck; `policyLevel` is the level of a duck that names none, `loudness` gives
     /// a loudness duck's margin when it names none, and its bounds.
     mutating func insert(_ info: DuckInfo, policyLevel: Float, loudness: LoudnessDuckPolicy = .default) {
+        let ask: Ask
         switch info.style {
         case .pause:
             hostOverridesPause = false
             pauseRequests += 1
+            ask = .pause
         case .duck(let level):
             levels[level ?? policyLevel, default: 0] += 1
+            ask = .level(level ?? policyLevel)
         case .followActivity(let source, let level):
-            activity[info.id] = (source, .level(level ?? policyLevel))
+            ask = .follow(source, .level(level ?? policyLevel))
         case .followLoudness(let stream, let margin):
             var deepest = loudness.deepest
             for case .deepestDuckLevel(let level) in info.appliedLimits { deepest = max(deepest, decibels(level)) }
-            activity[info.id] = (.stream(stream), .loudness(margin: margin ?? loudness.margin, deepest: deepest))
+            ask = .follow(.stream(stream), .loudness(margin: margin ?? loudness.margin, deepest: deepest))
         }
-        records[info.id] = info
-        if let deadline = info.deadline { deadlines[info.id] = deadline }
+        records[info.id] = Record(info: info, ask: ask)
     }
 
     /// Removes a live duck; returns it if it was live.
     @discardableResult
-    mutating func remove(_ id: LeaseID, policyLevel: Float) -> DuckInfo? {
-        guard let info = records.removeValue(forKey: id) else { return nil }
-        deadlines[id] = nil
-        switch info.style {
+    mutating func remove(_ id: LeaseID) -> DuckInfo? {
+        guard let record = records.removeValue(forKey: id) else { return nil }
+        switch record.ask {
         case .pause:
             pauseRequests -= 1
-        case .duck(let level):
-            let level = level ?? policyLevel
+        case .level(let level):
             let remaining = levels[level, default: 1] - 1
             levels[level] = remaining > 0 ? remaining : nil
-        case .followActivity, .followLoudness:
-            activity[id] = nil
+        case .follow:
+            break
         }
         if !pauseRequested { hostOverridesPause = false }
-        return info
+        return record.info
     }
 
     /// The host pressed play: a live pause request is overridden until the next one.

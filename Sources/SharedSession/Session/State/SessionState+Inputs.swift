@@ -76,7 +76,7 @@ extension SessionState {
         guard let info = duckStack.info(id) else { return .ignored }
         let cause = EventCause.duckLease(id, owner: info.owner)
         input(cause) { state in
-            state.duckStack.remove(id, policyLevel: state.policy.duckLevel)
+            state.duckStack.remove(id)
             state.log.emit(dropped ? .duckDropped(info) : .duckReleased(info), cause)
         }
         return .applied
@@ -89,7 +89,7 @@ extension SessionState {
         for info in due {
             let cause = EventCause.duckLease(info.id, owner: info.owner)
             change(cause) { state in
-                state.duckStack.remove(info.id, policyLevel: state.policy.duckLevel)
+                state.duckStack.remove(info.id)
                 state.log.emit(.duckExpired(info), cause)
             }
         }
