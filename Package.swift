@@ -263,15 +263,21 @@ let package = Package(
 
 // Scripts/mutate builds only what the offline suites need, in its own scratch path: with
 // SHAREDSESSION_OFFLINE_ONLY=1 the PipeWire product, its C targets, its tests and the example that
-// uses it are left out, so a mutated core rebuilds in a fraction of the time.
-if Context.environment["SHAREDSESSION_OFFLINE_ONLY"] == "1" {
-    let online: Set<String> = [
+// uses it are left out, so a mutated core rebuilds in a fraction of the time. With
+// SHAREDSESSION_OFFLINE_ONLY=core (Scripts/test's release gates and sanitizer pass, which run no
+// remote-unit suite) the remote-unit product and its tests are left out too, and with them swift-nio,
+// which would otherwise be compiled again in each of their scratch paths. Its packages stay declared, so
+// that every scratch path resolves the same Package.resolved.
+let offlineOnly = Context.environment["SHAREDSESSION_OFFLINE_ONLY"]
+if offlineOnly == "1" || offlineOnly == "core" {
+    var left: Set<String> = [
         "SharedSessionPipeWire", "CPipeWire", "CPipeWireShim", "CAdoptionWatchdog", "CLatencySink",
         "SharedSessionPipeWireTesting", "SharedSessionPipeWireTests", "minimal-host", "adopting-host",
         "CEchoRaceWidener", "echo-churn", "click-recorder", "SharedSessionC",
     ]
-    package.targets.removeAll { online.contains($0.name) }
-    package.products.removeAll { online.contains($0.name) }
+    if offlineOnly == "core" { left.formUnion(["SharedSessionRemote", "remote-unit", "SharedSessionRemoteTests"]) }
+    package.targets.removeAll { left.contains($0.name) }
+    package.products.removeAll { left.contains($0.name) }
 }
 
 // The C library: Scripts/build-clib sets SHAREDSESSION_CLIB to the folder it builds into. Then the
