@@ -288,7 +288,8 @@ extension DaemonTests {
                     == .system(
                         .routeChanged(
                             RouteChange(
-                                reason: .routeConfigurationChange, previousOutput: original, currentOutput: other))))
+                                reason: .routeConfigurationChange, previousOutput: original, currentOutput: other))),
+                "\(Self.routeContext(rig))")
             // The main stream plays on the new default sink.
             try await onOther.waitForTone(mainTone, atLeast: mainLevel - 1)
             try await onOther.record(for: .milliseconds(100))
@@ -302,7 +303,14 @@ extension DaemonTests {
                             RouteChange(
                                 reason: .routeConfigurationChange, previousOutput: other, currentOutput: original)))
             }
-            #expect(back != nil)
+            #expect(back != nil, "\(Self.routeContext(rig))")
+        }
+
+        /// What a missing route event is read against: the engine's default sink, the events it sent,
+        /// and the "default" metadata as `pw-metadata` reads it from outside.
+        static func routeContext(_ rig: EngineRig) -> String {
+            "engine's default sink \(rig.engine.defaultSink ?? "none"); events \(rig.events.all); metadata: "
+                + Daemon.run("pw-metadata", ["-n", "default", "0"]).output
         }
 
         @Test(
