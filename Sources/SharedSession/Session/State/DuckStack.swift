@@ -3,8 +3,9 @@
 /// voice-activity ducks, and the deadlines. A request is admitted within its unit's limits.
 ///
 /// One record per live lease: its duck and what it asks, resolved once when it is inserted. Beside
-/// them, the live fixed ducks counted per level and the pause requests counted, so that the factor
-/// and whether a pause is asked cost the same however many ducks are held.
+/// them, the live fixed ducks counted per level and the pause and follow requests counted, so that
+/// the factor, whether a pause is asked and whether any duck follows a source cost the same however
+/// many ducks are held.
 struct DuckStack: Sendable {
     /// A live lease: the duck as admitted, and what it asks of the main stream.
     private struct Record: Sendable {
@@ -25,6 +26,8 @@ struct DuckStack: Sendable {
     /// Live fixed ducks per level (a duck with no level counts at the policy's).
     private var levels: [Float: Int] = [:]
     private var pauseRequests = 0
+    /// Live ducks that follow a source (voice-activity and loudness ducks).
+    private var followRequests = 0
     /// The host pressed play while pause requests were live; lasts until the next pause request.
     private(set) var hostOverridesPause = false
 
@@ -37,7 +40,7 @@ struct DuckStack: Sendable {
 
     var pauseRequested: Bool { pauseRequests > 0 }
 
-    var hasActivityDucks: Bool { records.values.contains { if case .follow = $0.ask { true } else { false } } }
+    var hasActivityDucks: Bool { followRequests > 0 }
 
     /// The lowest level among live ducks, and `floor` (the other-audio duck) if given.
     func factor(floor: Float? = nil) -> Float {
@@ -69,6 +72,7 @@ struct DuckStack: Sendable {
     /// live), and the sources to follow, oldest duck first, each with the loudness margin and deepest
     /// depth if a loudness duck follows it (the largest margin and the deepest bound of those that do).
     func activityDuck(isOpen: (StreamID) -> Bool) -> (level: Float, followed: [FollowedSource])? {
+        guard hasActivityDucks else { return nil }
         var level: Float = 1
         var followed: [FollowedSource] = []
         for id in records.keys.sorted() {
@@ -188,10 +192,12 @@ struct DuckStack: Sendable {
             levels[level ?? policyLevel, default: 0] += 1
             ask = .level(level ?? policyLevel)
         case .followActivity(let source, let level):
+            followRequests += 1
             ask = .follow(source, .level(level ?? policyLevel))
         case .followLoudness(let stream, let margin):
             var deepest = loudness.deepest
             for case .deepestDuckLevel(let level) in info.appliedLimits { deepest = max(deepest, decibels(level)) }
+            followRequests += 1
             ask = .follow(.stream(stream), .loudness(margin: margin ?? loudness.margin, deepest: deepest))
         }
         records[info.id] = Record(info: info, ask: ask)
@@ -208,7 +214,7 @@ struct DuckStack: Sendable {
             let remaining = levels[level, default: 1] - 1
             levels[level] = remaining > 0 ? remaining : nil
         case .follow:
-            break
+            followRequests -= 1
         }
         if !pauseRequested { hostOverridesPause = false }
         return record.info
