@@ -267,7 +267,8 @@ let package = Package(
 // SHAREDSESSION_OFFLINE_ONLY=core (Scripts/test's release gates and sanitizer pass, which run no
 // remote-unit suite) the remote-unit product and its tests are left out too, and with them swift-nio,
 // which would otherwise be compiled again in each of their scratch paths. Its packages stay declared, so
-// that every scratch path resolves the same Package.resolved.
+// that every scratch path resolves the same Package.resolved; SwiftPM then warns that no target uses
+// them, which in this mode is what is meant.
 let offlineOnly = Context.environment["SHAREDSESSION_OFFLINE_ONLY"]
 if offlineOnly == "1" || offlineOnly == "core" {
     var left: Set<String> = [
